@@ -1,0 +1,137 @@
+"""Configuration: one TOML file, validated once per process into a ``Config`` passed down.
+
+Found at ``--config``, else ``$SJC_CONFIG``, else ``~/.config/sjc/config.toml`` (absent: defaults).
+Environment overrides: ``SJC_JUDGE``, ``SJC_THRESHOLD``, ``SJC_MODE``, ``SJC_DECISION_LOG``,
+``SJC_DISABLE=1``. Unknown keys are errors, not silently ignored. Every key and default is
+documented in ``config.example.toml``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sjc_mcp.errors import ConfigError
+
+SourceName = Literal["tool_output", "user_message", "previous_summary"]
+
+
+class _Table(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class RetrievalConfig(_Table):
+    passage_chars: int = Field(300, ge=50, le=10_000)
+    top_k: int = Field(3, ge=1, le=50)
+    chunk_chars: int = Field(2000, ge=100, le=100_000)
+
+
+class LexicalConfig(_Table):
+    weights: str | None = Field(None, description="path of a weights.json from `sjc calibrate`")
+
+
+class HookConfig(_Table):
+    time_budget_s: float = Field(20.0, gt=0, le=600)
+
+
+class Config(_Table):
+    judge: str = "lexical"
+    threshold: float = Field(0.5, ge=0.0, le=1.0)
+    margin: float = Field(0.05, ge=0.0, le=0.5)
+    mode: Literal["enforce", "shadow"] = "enforce"
+    sources: list[SourceName] = Field(default_factory=lambda: ["tool_output", "user_message", "previous_summary"])
+    allow_remote: bool = False
+    kill_switch: str = "~/.config/sjc/disabled"
+    decision_log: str = "~/.local/state/sjc/decisions.jsonl"
+    allowed_roots: list[str] = Field(default_factory=lambda: ["~/.claude/projects", "~/.codex/sessions",
+                                                              "~/.gemini/tmp", "."])
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    lexical: LexicalConfig = Field(default_factory=LexicalConfig)
+    hook: HookConfig = Field(default_factory=HookConfig)
+    disabled_by_env: bool = Field(False, exclude=True, description="set from SJC_DISABLE=1, never from a file")
+    path: str | None = Field(None, exclude=True, description="the file this config was read from")
+
+    @property
+    def kill_switch_path(self) -> Path:
+        return Path(self.kill_switch).expanduser()
+
+    @property
+    def decision_log_path(self) -> Path:
+        return Path(self.decision_log).expanduser()
+
+    def disabled(self) -> str | None:
+        """Why sjc is switched off right now, or None."""
+        if self.disabled_by_env:
+            return "SJC_DISABLE=1"
+        if self.kill_switch_path.exists():
+            return f"kill switch {self.kill_switch_path}"
+        return None
+
+    def digest(self) -> str:
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _read_toml(path: Path) -> dict:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config {path} is not valid TOML: {exc}") from exc
+
+
+def _one_line(exc: ValidationError, where: str) -> ConfigError:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    if err["type"] == "extra_forbidden":
+        return ConfigError(f"{where}: unknown key {loc!r}")
+    return ConfigError(f"{where}: {loc}: {err['msg']}")
+
+
+def default_path() -> Path:
+    return Path("~/.config/sjc/config.toml").expanduser()
+
+
+def load_config(path: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None) -> Config:
+    """Read, override from the environment, and validate. Raises ``ConfigError`` with one line."""
+    env = dict(os.environ) if env is None else env
+    data: dict = {}
+    where = "defaults"
+    chosen = Path(path) if path else (Path(env["SJC_CONFIG"]) if env.get("SJC_CONFIG") else None)
+    if chosen is not None:
+        data = _read_toml(chosen.expanduser())
+        where = str(chosen)
+    elif default_path().is_file():
+        chosen = default_path()
+        data = _read_toml(chosen)
+        where = str(chosen)
+    overrides = {"SJC_JUDGE": "judge", "SJC_THRESHOLD": "threshold", "SJC_MODE": "mode",
+                 "SJC_DECISION_LOG": "decision_log"}
+    for var, key in overrides.items():
+        if env.get(var):
+            data[key] = env[var]
+            where = f"{where} (with {var})"
+    for bad in ("disabled_by_env", "path"):
+        if bad in data:
+            raise ConfigError(f"{where}: unknown key {bad!r}")
+    try:
+        cfg = Config.model_validate(data)
+    except ValidationError as exc:
+        raise _one_line(exc, where) from None
+    cfg.disabled_by_env = env.get("SJC_DISABLE", "") not in ("", "0", "false", "no")
+    cfg.path = str(chosen) if chosen else None
+    return cfg

@@ -1,0 +1,25 @@
+"""The judge protocol: one request in (every entry of one summary), one probability or None out per
+entry. A backend is one module exposing a class that satisfies ``Judge``; ``judges.REGISTRY`` maps
+config names to factories."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from sjc_mcp.config import Config
+    from sjc_mcp.models import JudgeOutput, JudgeRequest
+
+
+@runtime_checkable
+class Judge(Protocol):
+    name: str
+    model: str
+
+    def judge(self, request: JudgeRequest) -> JudgeOutput:
+        """Score every entry of ``request``: a probability that it has a source, or None."""
+        ...
+
+
+class JudgeFactory(Protocol):
+    def __call__(self, config: Config) -> Judge: ...

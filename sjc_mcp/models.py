@@ -1,0 +1,188 @@
+"""Data types shared by every stage: entries, evidence, judge requests and results."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SourceKind = Literal["tool_output", "user_message", "previous_summary"]
+Decision = Literal["keep", "prune", "unjudged"]
+
+
+class Section(BaseModel):
+    """A heading (or XML section tag) of a summary: structure, never removed."""
+
+    title: str
+    start: int = Field(description="offset of the heading line in the summary")
+    end: int
+
+
+class Entry(BaseModel):
+    """One judgeable unit of a summary: a bullet, a numbered item or a prose paragraph.
+
+    ``start``/``end`` delimit exactly the characters removed when the entry is pruned: its own
+    lines, its code fence, and the blank lines that separate it from the next entry of its section.
+    """
+
+    id: int
+    section: str
+    text: str
+    start: int
+    end: int
+    parent: int | None = None
+    kind: Literal["bullet", "paragraph", "code"] = "bullet"
+
+    @property
+    def first_line(self) -> str:
+        """The entry's first line without indentation or list marker (how labels name entries)."""
+        from sjc_mcp.summary._engine import strip_marker
+
+        return strip_marker(self.text.split("\n", 1)[0])
+
+
+class ParsedSummary(BaseModel):
+    """A summary split into sections and entries; ``render`` deletes entries and nothing else."""
+
+    text: str
+    host: str
+    sections: list[Section]
+    entries: list[Entry]
+
+    def render(self, remove: set[int] | frozenset[int] = frozenset()) -> str:
+        if not remove:
+            return self.text
+        out: list[str] = []
+        pos = 0
+        for e in self.entries:
+            if e.id in remove:
+                out.append(self.text[pos : e.start])
+                pos = e.end
+        out.append(self.text[pos:])
+        return "".join(out)
+
+
+class Source(BaseModel):
+    """One environment output a summary may draw on."""
+
+    kind: SourceKind
+    content: str
+    name: str | None = Field(default=None, description="tool name for tool outputs")
+    call_id: str | None = None
+    call: str | None = Field(default=None, description="the tool call this output answers")
+    is_error: bool = False
+
+
+class Origin(BaseModel):
+    kind: SourceKind
+    name: str | None = None
+    call_id: str | None = None
+
+    def label(self) -> str:
+        if self.kind == "tool_output":
+            bits = [b for b in (self.name, self.call_id) if b]
+            return "tool_output" + (f" ({', '.join(bits)})" if bits else "")
+        return self.kind
+
+
+class Chunk(BaseModel):
+    """A piece of one source of at most ``chunk_chars`` characters: what a judge reads."""
+
+    id: int
+    source: int
+    origin: Origin
+    text: str
+    start: int = Field(description="offset of the chunk in its source's content")
+
+
+class JudgeEntry(BaseModel):
+    id: int
+    section: str
+    text: str
+    evidence: list[int] = Field(default_factory=list, description="ids of retrieved chunks, best first")
+
+
+class Turn(BaseModel):
+    role: str
+    content: str
+    name: str | None = None
+
+
+class JudgeRequest(BaseModel):
+    """Everything a judge may see for one summary: nothing more is given to it."""
+
+    task: str | None = None
+    previous_summary: str | None = None
+    retained: list[Turn] = Field(default_factory=list)
+    evidence: list[Chunk] = Field(default_factory=list, description="pooled, deduplicated chunks")
+    entries: list[JudgeEntry]
+    assistant_prose: list[str] = Field(
+        default_factory=list,
+        description="the agent's own prose from the span: never a source, but tells plans from facts",
+    )
+
+
+class Judgment(BaseModel):
+    entry_id: int
+    score: float | None = None
+    quote: str | None = None
+    origin: Origin | None = None
+    contradicted: bool = False
+
+
+class JudgeOutput(BaseModel):
+    judgments: list[Judgment]
+    name: str
+    model: str
+    errors: list[str] = Field(default_factory=list)
+
+
+class EntryResult(BaseModel):
+    id: int
+    section: str
+    text: str
+    score: float | None
+    decision: Decision
+    near_threshold: bool = False
+    contradicted: bool = False
+    quote: str | None = None
+    origin: str | None = None
+
+
+class JudgeInfo(BaseModel):
+    name: str
+    model: str
+
+
+class JudgeResult(BaseModel):
+    entries: list[EntryResult]
+    threshold: float
+    margin: float
+    judge: JudgeInfo
+    host: str
+    mode: str = "enforce"
+    disabled: bool = False
+    errors: list[str] = Field(default_factory=list)
+    duration_ms: float = 0.0
+
+
+class PruneResult(JudgeResult):
+    pruned_summary: str
+    removed: int
+    kept: int
+    chars_before: int
+    chars_after: int
+
+
+class EvidenceItem(BaseModel):
+    """Evidence as a caller hands it over (CLI, MCP): one tool output or user message."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["tool_output", "user_message"] = "tool_output"
+    name: str | None = None
+    content: str
+    call: str | None = Field(default=None, description="the tool call that produced this output")
+
+    def to_source(self) -> Source:
+        return Source(kind=self.kind, content=self.content, name=self.name, call=self.call)

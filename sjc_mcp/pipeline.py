@@ -1,0 +1,295 @@
+"""Split, retrieve, judge, decide, render, log: the one library call every surface goes through."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sjc_mcp import log as decision_log
+from sjc_mcp.config import Config
+from sjc_mcp.errors import InputError
+from sjc_mcp.evidence import EvidenceIndex
+from sjc_mcp.judges import make_judge
+from sjc_mcp.judges.base import Judge
+from sjc_mcp.models import (
+    EntryResult,
+    EvidenceItem,
+    JudgeEntry,
+    JudgeInfo,
+    JudgeOutput,
+    JudgeRequest,
+    JudgeResult,
+    ParsedSummary,
+    PruneResult,
+    Source,
+    Turn,
+)
+from sjc_mcp.summary import split_summary
+from sjc_mcp.text import estimate_tokens
+
+MAX_SUMMARY_BYTES = 1_000_000
+MAX_EVIDENCE_BYTES = 20_000_000
+
+EvidenceLike = Source | EvidenceItem | dict[str, Any] | str
+
+
+def to_sources(evidence: Iterable[EvidenceLike]) -> list[Source]:
+    """Normalise caller evidence: ``Source``, ``EvidenceItem``, ``{kind, name, content}`` or a string."""
+    out: list[Source] = []
+    for i, item in enumerate(evidence):
+        if isinstance(item, Source):
+            out.append(item)
+        elif isinstance(item, EvidenceItem):
+            out.append(item.to_source())
+        elif isinstance(item, str):
+            out.append(Source(kind="tool_output", content=item))
+        elif isinstance(item, dict):
+            try:
+                out.append(EvidenceItem.model_validate(item).to_source())
+            except Exception as exc:
+                raise InputError(f"evidence item {i}: {_first_error(exc)}") from None
+        else:
+            raise InputError(f"evidence item {i}: expected an object with 'content', got {type(item).__name__}")
+    return out
+
+
+def _first_error(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        err = errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        return f"{loc}: {err['msg']}" if loc else err["msg"]
+    return str(exc)
+
+
+def _check_sizes(summary: str, sources: Sequence[Source]) -> None:
+    if not isinstance(summary, str):
+        raise InputError("summary must be text")
+    if len(summary.encode("utf-8", "surrogatepass")) > MAX_SUMMARY_BYTES:
+        raise InputError(f"summary is larger than {MAX_SUMMARY_BYTES:,} bytes")
+    total = sum(len(s.content) + len(s.call or "") for s in sources)
+    if total > MAX_EVIDENCE_BYTES:
+        raise InputError(f"evidence is larger than {MAX_EVIDENCE_BYTES:,} bytes")
+
+
+def build_request(
+    parsed: ParsedSummary,
+    sources: Sequence[Source],
+    config: Config,
+    *,
+    task: str | None = None,
+    previous_summary: str | None = None,
+    retained: Sequence[Turn] = (),
+    assistant_prose: Sequence[str] = (),
+) -> JudgeRequest:
+    allowed = set(config.sources)
+    pool = [s for s in sources if s.kind in allowed]
+    if previous_summary and "previous_summary" in allowed:
+        pool.append(Source(kind="previous_summary", content=previous_summary))
+    r = config.retrieval
+    index = EvidenceIndex(pool, passage_chars=r.passage_chars, chunk_chars=r.chunk_chars)
+    per_entry, pooled = index.retrieve([e.text for e in parsed.entries], k=r.top_k)
+    entries = [
+        JudgeEntry(id=e.id, section=e.section, text=e.text, evidence=ids)
+        for e, ids in zip(parsed.entries, per_entry, strict=True)
+    ]
+    return JudgeRequest(
+        task=task,
+        previous_summary=previous_summary if "previous_summary" in allowed else None,
+        retained=list(retained),
+        evidence=pooled,
+        entries=entries,
+        assistant_prose=list(assistant_prose),
+    )
+
+
+def _run_judge(judge: Judge, request: JudgeRequest) -> tuple[JudgeOutput, list[str]]:
+    errors: list[str] = []
+    try:
+        out = judge.judge(request)
+    except Exception as exc:  # a judge that fails leaves every entry unjudged, never breaks the caller
+        errors.append(f"judge {getattr(judge, 'name', '?')} failed: {type(exc).__name__}: {exc}")
+        return JudgeOutput(judgments=[], name=getattr(judge, "name", "?"), model=getattr(judge, "model", "?")), errors
+    errors.extend(out.errors)
+    for j in out.judgments:
+        if j.score is not None and (math.isnan(j.score) or not 0.0 <= j.score <= 1.0):
+            errors.append(f"entry {j.entry_id}: judge returned an unusable score {j.score!r}; kept unjudged")
+            j.score = None
+    return out, errors
+
+
+def decide(score: float | None, threshold: float, margin: float) -> tuple[str, bool]:
+    """``(decision, near_threshold)``: below ``threshold - margin`` is pruned; within the margin below
+    the threshold is kept and flagged; no score is kept as unjudged."""
+    if score is None:
+        return "unjudged", False
+    if score < threshold - margin:
+        return "prune", False
+    return "keep", score < threshold
+
+
+def _results(parsed: ParsedSummary, out: JudgeOutput, threshold: float, margin: float) -> list[EntryResult]:
+    by_id = {j.entry_id: j for j in out.judgments}
+    results = []
+    for e in parsed.entries:
+        j = by_id.get(e.id)
+        score = j.score if j else None
+        decision, near = decide(score, threshold, margin)
+        results.append(
+            EntryResult(
+                id=e.id, section=e.section, text=e.text, score=score, decision=decision,  # type: ignore[arg-type]
+                near_threshold=near, contradicted=bool(j and j.contradicted),
+                quote=j.quote if j else None, origin=j.origin.label() if j and j.origin else None,
+            )
+        )
+    return results
+
+
+def _log_record(result: JudgeResult, summary: str, after: str, meta: dict[str, Any], config: Config) -> dict:
+    entries = [
+        {"id": e.id, "section": e.section, "text_sha": hashlib.sha256(e.text.encode()).hexdigest()[:16],
+         "text": e.text[:200], "score": e.score, "decision": e.decision, "near_threshold": e.near_threshold,
+         "contradicted": e.contradicted, "quote": (e.quote or "")[:200] or None, "origin": e.origin}
+        for e in result.entries
+    ]
+    return {
+        "v": 1,
+        **{k: v for k, v in meta.items() if v is not None},
+        "host": result.host,
+        "judge": result.judge.model_dump(),
+        "config_hash": config.digest(),
+        "threshold": result.threshold,
+        "margin": result.margin,
+        "mode": result.mode,
+        "status": "disabled" if result.disabled else ("error" if result.errors and not entries else "judged"),
+        "entries": entries,
+        "kept": sum(e.decision != "prune" for e in result.entries),
+        "pruned": sum(e.decision == "prune" for e in result.entries),
+        "unjudged": sum(e.decision == "unjudged" for e in result.entries),
+        "chars_before": len(summary),
+        "chars_after": len(after),
+        "tokens_before": estimate_tokens(summary),
+        "tokens_after": estimate_tokens(after),
+        "tokens_estimated": True,
+        "duration_ms": round(result.duration_ms, 2),
+        "errors": result.errors,
+    }
+
+
+def _judge(
+    summary: str,
+    evidence: Iterable[EvidenceLike],
+    *,
+    previous_summary: str | None,
+    task: str | None,
+    host: str | None,
+    threshold: float | None,
+    margin: float | None,
+    config: Config | None,
+    judge: Judge | None,
+    retained: Sequence[Turn],
+    assistant_prose: Sequence[str],
+) -> tuple[JudgeResult, ParsedSummary, Config]:
+    config = config or Config()
+    sources = to_sources(evidence)
+    _check_sizes(summary, sources)
+    th = config.threshold if threshold is None else threshold
+    mg = config.margin if margin is None else margin
+    if not 0.0 <= th <= 1.0:
+        raise InputError(f"threshold must be between 0 and 1, got {th}")
+    with decision_log.Timer() as t:
+        parsed = split_summary(summary, host)
+        off = config.disabled()
+        if off:
+            result = JudgeResult(
+                entries=_results(parsed, JudgeOutput(judgments=[], name="none", model="none"), th, mg),
+                threshold=th, margin=mg, judge=JudgeInfo(name="none", model="none"), host=parsed.host,
+                mode=config.mode, disabled=True, errors=[f"disabled by {off}"],
+            )
+        else:
+            judge = judge or make_judge(config)
+            request = build_request(parsed, sources, config, task=task, previous_summary=previous_summary,
+                                    retained=retained, assistant_prose=assistant_prose)
+            out, errors = _run_judge(judge, request) if request.entries else (
+                JudgeOutput(judgments=[], name=judge.name, model=judge.model), [])
+            result = JudgeResult(
+                entries=_results(parsed, out, th, mg), threshold=th, margin=mg,
+                judge=JudgeInfo(name=out.name, model=out.model), host=parsed.host, mode=config.mode,
+                errors=errors,
+            )
+    result.duration_ms = t.ms
+    return result, parsed, config
+
+
+def _write_log(config: Config, record: dict[str, Any], result: JudgeResult) -> None:
+    try:
+        decision_log.append(config.decision_log_path, record)
+    except OSError as exc:
+        msg = f"could not write the decision log {config.decision_log_path}: {exc.strerror or exc}"
+        result.errors.append(msg)
+        print(f"sjc: {msg}", file=sys.stderr)
+
+
+def judge_summary(
+    summary: str,
+    evidence: Iterable[EvidenceLike] = (),
+    *,
+    previous_summary: str | None = None,
+    task: str | None = None,
+    host: str | None = None,
+    threshold: float | None = None,
+    margin: float | None = None,
+    config: Config | None = None,
+    judge: Judge | None = None,
+    retained: Sequence[Turn] = (),
+    assistant_prose: Sequence[str] = (),
+    log: bool = True,
+    meta: dict[str, Any] | None = None,
+) -> JudgeResult:
+    """Score every entry of ``summary`` against ``evidence`` (and the previous summary) and decide."""
+    result, _, config = _judge(summary, evidence, previous_summary=previous_summary, task=task, host=host,
+                               threshold=threshold, margin=margin, config=config, judge=judge,
+                               retained=retained, assistant_prose=assistant_prose)
+    if log:
+        _write_log(config, _log_record(result, summary, summary, {"op": "judge", **(meta or {})}, config), result)
+    return result
+
+
+def prune_summary(
+    summary: str,
+    evidence: Iterable[EvidenceLike] = (),
+    *,
+    previous_summary: str | None = None,
+    task: str | None = None,
+    host: str | None = None,
+    threshold: float | None = None,
+    margin: float | None = None,
+    config: Config | None = None,
+    judge: Judge | None = None,
+    retained: Sequence[Turn] = (),
+    assistant_prose: Sequence[str] = (),
+    log: bool = True,
+    meta: dict[str, Any] | None = None,
+) -> PruneResult:
+    """Judge, then delete the entries scored below the threshold. Kept text stays byte-identical;
+    headings stay. In shadow mode, or when disabled, the summary comes back untouched."""
+    result, parsed, config = _judge(summary, evidence, previous_summary=previous_summary, task=task, host=host,
+                                    threshold=threshold, margin=margin, config=config, judge=judge,
+                                    retained=retained, assistant_prose=assistant_prose)
+    remove = {e.id for e in result.entries if e.decision == "prune"}
+    enforce = config.mode == "enforce" and not result.disabled
+    after = parsed.render(remove) if enforce else summary
+    pruned = PruneResult(
+        **result.model_dump(),
+        pruned_summary=after,
+        removed=len(remove) if enforce else 0,
+        kept=len(result.entries) - (len(remove) if enforce else 0),
+        chars_before=len(summary),
+        chars_after=len(after),
+    )
+    if log:
+        _write_log(config, _log_record(pruned, summary, after, {"op": "prune", **(meta or {})}, config), pruned)
+    return pruned

@@ -1,0 +1,130 @@
+"""The MCP server ``sjc-mcp`` (stdio): tools ``judge_summary`` and ``prune_summary`` over the library.
+
+Configuration is read once at start-up. Logs go to stderr only: stdout belongs to the protocol.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel, Field
+
+from sjc_mcp import pipeline
+from sjc_mcp.config import Config, load_config
+from sjc_mcp.errors import SJCError
+from sjc_mcp.models import EvidenceItem
+
+log = logging.getLogger("sjc_mcp.server")
+
+INSTRUCTIONS = (
+    "Source-Judged Compaction. After a compaction, call prune_summary with the summary and the tool "
+    "outputs and user messages it was written from: entries no source supports (plans and inventions "
+    "of the compressor) are removed, everything else comes back byte for byte."
+)
+
+
+class EntryOut(BaseModel):
+    id: int
+    section: str
+    text: str
+    score: float | None = Field(description="probability that a source supports the entry; null if unjudged")
+    decision: Literal["keep", "prune", "unjudged"]
+    near_threshold: bool
+    contradicted: bool
+    quote: str | None = Field(description="the evidence line that decided it")
+    origin: str | None
+
+
+class JudgeOut(BaseModel):
+    entries: list[EntryOut]
+    threshold: float
+    judge: dict[str, str]
+    mode: str
+    errors: list[str]
+
+
+class PruneOut(JudgeOut):
+    pruned_summary: str
+    removed: int
+    kept: int
+    chars_before: int
+    chars_after: int
+
+
+Summary = Annotated[str, Field(description="the candidate compaction summary, exactly as the host wrote it")]
+Evidence = Annotated[
+    list[EvidenceItem],
+    Field(description="the environment outputs of the compacted span: tool outputs and user messages"),
+]
+Previous = Annotated[str | None, Field(description="the previous committed summary, a source too")]
+Task = Annotated[str | None, Field(description="the fixed task prompt the host keeps verbatim (not a source)")]
+Host = Annotated[
+    str | None,
+    Field(description="force a format: claude-code, codex, gemini, openclaw, hermes, generic (default: detect)"),
+]
+Threshold = Annotated[float | None, Field(ge=0.0, le=1.0, description="prune below this score (default 0.5)")]
+
+_READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
+
+
+def _entries(result: pipeline.JudgeResult) -> list[EntryOut]:
+    return [EntryOut(**e.model_dump(include=set(EntryOut.model_fields))) for e in result.entries]
+
+
+def create_server(config: Config) -> MCPServer:
+    server = MCPServer("sjc-mcp", instructions=INSTRUCTIONS)
+
+    def run(op: str, summary: str, evidence: list[EvidenceItem], previous_summary: str | None, task: str | None,
+            host: str | None, threshold: float | None) -> pipeline.JudgeResult:
+        fn = pipeline.prune_summary if op == "prune" else pipeline.judge_summary
+        try:
+            return fn(summary, evidence, previous_summary=previous_summary, task=task, host=host,
+                      threshold=threshold, config=config, meta={"surface": "mcp"})
+        except SJCError as exc:
+            raise ToolError(str(exc)) from None
+
+    @server.tool(annotations=_READ_ONLY, structured_output=True)
+    def judge_summary(
+        summary: Summary, evidence: Evidence = [], previous_summary: Previous = None,  # noqa: B006
+        task: Task = None, host: Host = None, threshold: Threshold = None,
+    ) -> JudgeOut:
+        """Score every entry of a compaction summary: does it carry information from a tool output, a
+        user message or the previous summary, rather than only plans or readings of the task?"""
+        r = run("judge", summary, evidence, previous_summary, task, host, threshold)
+        return JudgeOut(entries=_entries(r), threshold=r.threshold, judge=r.judge.model_dump(), mode=r.mode,
+                        errors=r.errors)
+
+    @server.tool(annotations=_READ_ONLY, structured_output=True)
+    def prune_summary(
+        summary: Summary, evidence: Evidence = [], previous_summary: Previous = None,  # noqa: B006
+        task: Task = None, host: Host = None, threshold: Threshold = None,
+    ) -> PruneOut:
+        """Return the summary with the entries no source supports deleted; every kept byte and every
+        heading is unchanged. Entries the judge could not score are kept."""
+        r = run("prune", summary, evidence, previous_summary, task, host, threshold)
+        assert isinstance(r, pipeline.PruneResult)
+        return PruneOut(entries=_entries(r), threshold=r.threshold, judge=r.judge.model_dump(), mode=r.mode,
+                        errors=r.errors, pruned_summary=r.pruned_summary, removed=r.removed, kept=r.kept,
+                        chars_before=r.chars_before, chars_after=r.chars_after)
+
+    return server
+
+
+def main() -> int:
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="sjc-mcp: %(message)s")
+    try:
+        config = load_config()
+    except SJCError as exc:
+        print(f"sjc-mcp: error: {exc}", file=sys.stderr)
+        return 2
+    create_server(config).run("stdio")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
