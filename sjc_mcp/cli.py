@@ -46,9 +46,17 @@ def _first_line(text: str) -> str:
 
 
 def _entry_json(e: Any) -> dict[str, Any]:
-    return {"id": e.id, "section": e.section, "text": e.text, "score": e.score, "decision": e.decision,
-            "near_threshold": e.near_threshold, "contradicted": e.contradicted, "quote": e.quote,
-            "origin": e.origin}
+    return {
+        "id": e.id,
+        "section": e.section,
+        "text": e.text,
+        "score": e.score,
+        "decision": e.decision,
+        "near_threshold": e.near_threshold,
+        "contradicted": e.contradicted,
+        "quote": e.quote,
+        "origin": e.origin,
+    }
 
 
 def _run_judge(args: argparse.Namespace, prune: bool) -> int:
@@ -64,24 +72,42 @@ def _run_judge(args: argparse.Namespace, prune: bool) -> int:
     sources = io.evidence_files(args.evidence)
     if args.evidence_jsonl:
         sources += io.evidence_jsonl(args.evidence_jsonl)
-    kwargs = dict(previous_summary=io.read_text(args.previous, "previous summary"),
-                  task=io.read_text(args.task, "task"), host=args.host, threshold=args.threshold,
-                  config=config, meta={"source": args.summary if args.summary != "-" else "stdin"})
+    kwargs = dict(
+        previous_summary=io.read_text(args.previous, "previous summary"),
+        task=io.read_text(args.task, "task"),
+        host=args.host,
+        threshold=args.threshold,
+        config=config,
+        meta={"source": args.summary if args.summary != "-" else "stdin"},
+    )
     if prune:
         r = prune_summary(summary, sources, **kwargs)  # type: ignore[arg-type]
         if args.json:
-            out = {"pruned_summary": r.pruned_summary, "entries": [_entry_json(e) for e in r.entries],
-                   "removed": r.removed, "kept": r.kept, "chars_before": r.chars_before,
-                   "chars_after": r.chars_after, "threshold": r.threshold, "mode": r.mode,
-                   "judge": r.judge.model_dump(), "errors": r.errors}
+            out = {
+                "pruned_summary": r.pruned_summary,
+                "entries": [_entry_json(e) for e in r.entries],
+                "removed": r.removed,
+                "kept": r.kept,
+                "chars_before": r.chars_before,
+                "chars_after": r.chars_after,
+                "threshold": r.threshold,
+                "mode": r.mode,
+                "judge": r.judge.model_dump(),
+                "errors": r.errors,
+            }
             print(json.dumps(out, ensure_ascii=False, indent=2))
         else:
             sys.stdout.write(r.pruned_summary)
     else:
         r = judge_summary(summary, sources, **kwargs)  # type: ignore[arg-type]
         if args.json:
-            out = {"entries": [_entry_json(e) for e in r.entries], "threshold": r.threshold,
-                   "judge": r.judge.model_dump(), "mode": r.mode, "errors": r.errors}
+            out = {
+                "entries": [_entry_json(e) for e in r.entries],
+                "threshold": r.threshold,
+                "judge": r.judge.model_dump(),
+                "mode": r.mode,
+                "errors": r.errors,
+            }
             print(json.dumps(out, ensure_ascii=False, indent=2))
         else:
             for e in r.entries:
@@ -115,8 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: one line, the traceback only on request
         if os.environ.get("SJC_DEBUG"):
             raise
-        print(f"sjc: internal error: {type(exc).__name__}: {exc} (set SJC_DEBUG=1 for a traceback)",
-              file=sys.stderr)
+        print(f"sjc: internal error: {type(exc).__name__}: {exc} (set SJC_DEBUG=1 for a traceback)", file=sys.stderr)
         return 1
     return 0
 

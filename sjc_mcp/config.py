@@ -49,8 +49,9 @@ class Config(_Table):
     allow_remote: bool = False
     kill_switch: str = "~/.config/sjc/disabled"
     decision_log: str = "~/.local/state/sjc/decisions.jsonl"
-    allowed_roots: list[str] = Field(default_factory=lambda: ["~/.claude/projects", "~/.codex/sessions",
-                                                              "~/.gemini/tmp", "."])
+    allowed_roots: list[str] = Field(
+        default_factory=lambda: ["~/.claude/projects", "~/.codex/sessions", "~/.gemini/tmp", "."]
+    )
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     lexical: LexicalConfig = Field(default_factory=LexicalConfig)
     hook: HookConfig = Field(default_factory=HookConfig)
@@ -119,8 +120,12 @@ def load_config(path: str | os.PathLike[str] | None = None, env: dict[str, str] 
         chosen = default_path()
         data = _read_toml(chosen)
         where = str(chosen)
-    overrides = {"SJC_JUDGE": "judge", "SJC_THRESHOLD": "threshold", "SJC_MODE": "mode",
-                 "SJC_DECISION_LOG": "decision_log"}
+    overrides = {
+        "SJC_JUDGE": "judge",
+        "SJC_THRESHOLD": "threshold",
+        "SJC_MODE": "mode",
+        "SJC_DECISION_LOG": "decision_log",
+    }
     for var, key in overrides.items():
         if env.get(var):
             data[key] = env[var]

@@ -110,7 +110,7 @@ class EvidenceIndex:
         acc: dict[int, float] = defaultdict(float)
         for term in tokens(query):
             idf = self.idf.get(term)
-            if not idf:
+            if idf is None:
                 continue
             for pid, tf in self.postings[term]:
                 acc[pid] += idf * tf * (K1 + 1) / (tf + self.norm[pid])
@@ -118,8 +118,9 @@ class EvidenceIndex:
 
     def top_passages(self, query: str, k: int = 3) -> list[tuple[int, float]]:
         acc = self.scores(query)
-        best = heapq.nlargest(k, acc.items(), key=lambda kv: (kv[1], -kv[0]))
-        return [(pid, s) for pid, s in best if s > 0]
+        # Every passage that shares a word with the query is a candidate, even where Okapi's IDF goes
+        # negative (a word in more than half of a tiny span's passages): BM25 only ranks them.
+        return heapq.nlargest(k, acc.items(), key=lambda kv: (kv[1], -kv[0]))
 
     def passage_text(self, pid: int) -> str:
         p = self.passages[pid]

@@ -140,9 +140,15 @@ def _results(parsed: ParsedSummary, out: JudgeOutput, threshold: float, margin: 
         decision, near = decide(score, threshold, margin)
         results.append(
             EntryResult(
-                id=e.id, section=e.section, text=e.text, score=score, decision=decision,  # type: ignore[arg-type]
-                near_threshold=near, contradicted=bool(j and j.contradicted),
-                quote=j.quote if j else None, origin=j.origin.label() if j and j.origin else None,
+                id=e.id,
+                section=e.section,
+                text=e.text,
+                score=score,
+                decision=decision,  # type: ignore[arg-type]
+                near_threshold=near,
+                contradicted=bool(j and j.contradicted),
+                quote=j.quote if j else None,
+                origin=j.origin.label() if j and j.origin else None,
             )
         )
     return results
@@ -150,9 +156,18 @@ def _results(parsed: ParsedSummary, out: JudgeOutput, threshold: float, margin: 
 
 def _log_record(result: JudgeResult, summary: str, after: str, meta: dict[str, Any], config: Config) -> dict:
     entries = [
-        {"id": e.id, "section": e.section, "text_sha": hashlib.sha256(e.text.encode()).hexdigest()[:16],
-         "text": e.text[:200], "score": e.score, "decision": e.decision, "near_threshold": e.near_threshold,
-         "contradicted": e.contradicted, "quote": (e.quote or "")[:200] or None, "origin": e.origin}
+        {
+            "id": e.id,
+            "section": e.section,
+            "text_sha": hashlib.sha256(e.text.encode()).hexdigest()[:16],
+            "text": e.text[:200],
+            "score": e.score,
+            "decision": e.decision,
+            "near_threshold": e.near_threshold,
+            "contradicted": e.contradicted,
+            "quote": (e.quote or "")[:200] or None,
+            "origin": e.origin,
+        }
         for e in result.entries
     ]
     return {
@@ -206,18 +221,37 @@ def _judge(
         if off:
             result = JudgeResult(
                 entries=_results(parsed, JudgeOutput(judgments=[], name="none", model="none"), th, mg),
-                threshold=th, margin=mg, judge=JudgeInfo(name="none", model="none"), host=parsed.host,
-                mode=config.mode, disabled=True, errors=[f"disabled by {off}"],
+                threshold=th,
+                margin=mg,
+                judge=JudgeInfo(name="none", model="none"),
+                host=parsed.host,
+                mode=config.mode,
+                disabled=True,
+                errors=[f"disabled by {off}"],
             )
         else:
             judge = judge or make_judge(config)
-            request = build_request(parsed, sources, config, task=task, previous_summary=previous_summary,
-                                    retained=retained, assistant_prose=assistant_prose)
-            out, errors = _run_judge(judge, request) if request.entries else (
-                JudgeOutput(judgments=[], name=judge.name, model=judge.model), [])
+            request = build_request(
+                parsed,
+                sources,
+                config,
+                task=task,
+                previous_summary=previous_summary,
+                retained=retained,
+                assistant_prose=assistant_prose,
+            )
+            out, errors = (
+                _run_judge(judge, request)
+                if request.entries
+                else (JudgeOutput(judgments=[], name=judge.name, model=judge.model), [])
+            )
             result = JudgeResult(
-                entries=_results(parsed, out, th, mg), threshold=th, margin=mg,
-                judge=JudgeInfo(name=out.name, model=out.model), host=parsed.host, mode=config.mode,
+                entries=_results(parsed, out, th, mg),
+                threshold=th,
+                margin=mg,
+                judge=JudgeInfo(name=out.name, model=out.model),
+                host=parsed.host,
+                mode=config.mode,
                 errors=errors,
             )
     result.duration_ms = t.ms
@@ -250,9 +284,19 @@ def judge_summary(
     meta: dict[str, Any] | None = None,
 ) -> JudgeResult:
     """Score every entry of ``summary`` against ``evidence`` (and the previous summary) and decide."""
-    result, _, config = _judge(summary, evidence, previous_summary=previous_summary, task=task, host=host,
-                               threshold=threshold, margin=margin, config=config, judge=judge,
-                               retained=retained, assistant_prose=assistant_prose)
+    result, _, config = _judge(
+        summary,
+        evidence,
+        previous_summary=previous_summary,
+        task=task,
+        host=host,
+        threshold=threshold,
+        margin=margin,
+        config=config,
+        judge=judge,
+        retained=retained,
+        assistant_prose=assistant_prose,
+    )
     if log:
         _write_log(config, _log_record(result, summary, summary, {"op": "judge", **(meta or {})}, config), result)
     return result
@@ -276,9 +320,19 @@ def prune_summary(
 ) -> PruneResult:
     """Judge, then delete the entries scored below the threshold. Kept text stays byte-identical;
     headings stay. In shadow mode, or when disabled, the summary comes back untouched."""
-    result, parsed, config = _judge(summary, evidence, previous_summary=previous_summary, task=task, host=host,
-                                    threshold=threshold, margin=margin, config=config, judge=judge,
-                                    retained=retained, assistant_prose=assistant_prose)
+    result, parsed, config = _judge(
+        summary,
+        evidence,
+        previous_summary=previous_summary,
+        task=task,
+        host=host,
+        threshold=threshold,
+        margin=margin,
+        config=config,
+        judge=judge,
+        retained=retained,
+        assistant_prose=assistant_prose,
+    )
     remove = {e.id for e in result.entries if e.decision == "prune"}
     enforce = config.mode == "enforce" and not result.disabled
     after = parsed.render(remove) if enforce else summary

@@ -79,38 +79,71 @@ def _entries(result: pipeline.JudgeResult) -> list[EntryOut]:
 def create_server(config: Config) -> MCPServer:
     server = MCPServer("sjc-mcp", instructions=INSTRUCTIONS)
 
-    def run(op: str, summary: str, evidence: list[EvidenceItem], previous_summary: str | None, task: str | None,
-            host: str | None, threshold: float | None) -> pipeline.JudgeResult:
+    def run(
+        op: str,
+        summary: str,
+        evidence: list[EvidenceItem],
+        previous_summary: str | None,
+        task: str | None,
+        host: str | None,
+        threshold: float | None,
+    ) -> pipeline.JudgeResult:
         fn = pipeline.prune_summary if op == "prune" else pipeline.judge_summary
         try:
-            return fn(summary, evidence, previous_summary=previous_summary, task=task, host=host,
-                      threshold=threshold, config=config, meta={"surface": "mcp"})
+            return fn(
+                summary,
+                evidence,
+                previous_summary=previous_summary,
+                task=task,
+                host=host,
+                threshold=threshold,
+                config=config,
+                meta={"surface": "mcp"},
+            )
         except SJCError as exc:
             raise ToolError(str(exc)) from None
 
     @server.tool(annotations=_READ_ONLY, structured_output=True)
     def judge_summary(
-        summary: Summary, evidence: Evidence = [], previous_summary: Previous = None,  # noqa: B006
-        task: Task = None, host: Host = None, threshold: Threshold = None,
+        summary: Summary,
+        evidence: Evidence = [],  # noqa: B006 - pydantic copies the default
+        previous_summary: Previous = None,
+        task: Task = None,
+        host: Host = None,
+        threshold: Threshold = None,
     ) -> JudgeOut:
         """Score every entry of a compaction summary: does it carry information from a tool output, a
         user message or the previous summary, rather than only plans or readings of the task?"""
         r = run("judge", summary, evidence, previous_summary, task, host, threshold)
-        return JudgeOut(entries=_entries(r), threshold=r.threshold, judge=r.judge.model_dump(), mode=r.mode,
-                        errors=r.errors)
+        return JudgeOut(
+            entries=_entries(r), threshold=r.threshold, judge=r.judge.model_dump(), mode=r.mode, errors=r.errors
+        )
 
     @server.tool(annotations=_READ_ONLY, structured_output=True)
     def prune_summary(
-        summary: Summary, evidence: Evidence = [], previous_summary: Previous = None,  # noqa: B006
-        task: Task = None, host: Host = None, threshold: Threshold = None,
+        summary: Summary,
+        evidence: Evidence = [],  # noqa: B006 - pydantic copies the default
+        previous_summary: Previous = None,
+        task: Task = None,
+        host: Host = None,
+        threshold: Threshold = None,
     ) -> PruneOut:
         """Return the summary with the entries no source supports deleted; every kept byte and every
         heading is unchanged. Entries the judge could not score are kept."""
         r = run("prune", summary, evidence, previous_summary, task, host, threshold)
         assert isinstance(r, pipeline.PruneResult)
-        return PruneOut(entries=_entries(r), threshold=r.threshold, judge=r.judge.model_dump(), mode=r.mode,
-                        errors=r.errors, pruned_summary=r.pruned_summary, removed=r.removed, kept=r.kept,
-                        chars_before=r.chars_before, chars_after=r.chars_after)
+        return PruneOut(
+            entries=_entries(r),
+            threshold=r.threshold,
+            judge=r.judge.model_dump(),
+            mode=r.mode,
+            errors=r.errors,
+            pruned_summary=r.pruned_summary,
+            removed=r.removed,
+            kept=r.kept,
+            chars_before=r.chars_before,
+            chars_after=r.chars_after,
+        )
 
     return server
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import re
 
-STOPWORDS = frozenset(
-    """a an and are as at be been but by can could did do does done for from had has have he her his
-    how i if in into is it its itself just let me more most my no not now of on once only or other our
-    out over own same she should so some such than that the their them then there these they this those
-    through to too under until up us very was we were what when where which while who whom why will
-    with would you your yes also after before again all any both each few further here off because
-    being having doing about above below between during against""".split()
-)
+_STOPWORDS = """
+a an and are as at be been but by can could did do does done for from had has have he her his how i
+if in into is it its itself just let me more most my no not now of on once only or other our out
+over own same she should so some such than that the their them then there these they this those
+through to too under until up us very was we were what when where which while who whom why will
+with would you your yes also after before again all any both each few further here off because
+being having doing about above below between during against
+"""
+STOPWORDS = frozenset(_STOPWORDS.split())
 _WORD = re.compile(r"[a-z0-9]+")
 
 

@@ -25,8 +25,16 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     """No test may read or write the developer's real ~/.config, ~/.claude or decision log."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
-    for var in ("SJC_CONFIG", "SJC_JUDGE", "SJC_THRESHOLD", "SJC_MODE", "SJC_DECISION_LOG", "SJC_DISABLE",
-                "XDG_CONFIG_HOME", "XDG_STATE_HOME"):
+    for var in (
+        "SJC_CONFIG",
+        "SJC_JUDGE",
+        "SJC_THRESHOLD",
+        "SJC_MODE",
+        "SJC_DECISION_LOG",
+        "SJC_DISABLE",
+        "XDG_CONFIG_HOME",
+        "XDG_STATE_HOME",
+    ):
         monkeypatch.delenv(var, raising=False)
     return home
 

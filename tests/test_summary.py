@@ -63,8 +63,12 @@ Please continue the conversation from where we left it off without asking the us
 def test_claude_code_transcript_form():
     p = split_summary(CC)
     assert p.host == "claude-code"
-    assert [s.title for s in p.sections] == ["Analysis", "Primary Request and Intent",
-                                            "Pending Tasks (from TODO list)", "Optional Next Step"]
+    assert [s.title for s in p.sections] == [
+        "Analysis",
+        "Primary Request and Intent",
+        "Pending Tasks (from TODO list)",
+        "Optional Next Step",
+    ]
     assert first_lines(p) == [
         ("Analysis", "**Initial Request**: the user asked for X."),
         ("Analysis", "**Files Modified/Created**:"),
@@ -86,26 +90,40 @@ def test_claude_code_transcript_form():
     assert out == CC.replace(CC[nested.start : nested.end], "", 1)
     # every closing line and the wrapper survive pruning everything
     everything = p.render({e.id for e in p.entries})
-    for keep in ("This session is being continued", "Summary:", "Analysis:", "9. Optional Next Step:",
-                 "If you need specific details", "Please continue the conversation"):
+    for keep in (
+        "This session is being continued",
+        "Summary:",
+        "Analysis:",
+        "9. Optional Next Step:",
+        "If you need specific details",
+        "Please continue the conversation",
+    ):
         assert keep in everything
 
 
 def test_claude_code_raw_post_compact():
-    raw = ("<analysis>\nLet me think.\n- the user wants A\n</analysis>\n\n<summary>\n1. Primary Request and Intent:\n"
-           "   - Do A\n\n2. Pending Tasks:\n   - Deploy to prod</summary>\nTrailing words from the model.")
+    raw = (
+        "<analysis>\nLet me think.\n- the user wants A\n</analysis>\n\n<summary>\n1. Primary Request and Intent:\n"
+        "   - Do A\n\n2. Pending Tasks:\n   - Deploy to prod</summary>\nTrailing words from the model."
+    )
     p = split_summary(raw)
     assert p.host == "claude-code"
-    assert first_lines(p) == [("Analysis", "Let me think."), ("Analysis", "the user wants A"),
-                              ("Primary Request and Intent", "Do A"), ("Pending Tasks", "Deploy to prod")]
+    assert first_lines(p) == [
+        ("Analysis", "Let me think."),
+        ("Analysis", "the user wants A"),
+        ("Primary Request and Intent", "Do A"),
+        ("Pending Tasks", "Deploy to prod"),
+    ]
     out = p.render({3})
     assert out.endswith("2. Pending Tasks:\n</summary>\nTrailing words from the model.")
     check_spans(p)
 
 
 def test_openclaw_sections_and_empty_section_keeps_heading():
-    text = ("## Decisions\n- Use port 5433\n\n## Open TODOs\n- Add a healthcheck\n- Write docs\n\n"
-            "## Constraints/Rules\n- No commits\n\n## Pending user asks\n- None\n\n## Exact identifiers\n- `db:5432`\n")
+    text = (
+        "## Decisions\n- Use port 5433\n\n## Open TODOs\n- Add a healthcheck\n- Write docs\n\n"
+        "## Constraints/Rules\n- No commits\n\n## Pending user asks\n- None\n\n## Exact identifiers\n- `db:5432`\n"
+    )
     p = split_summary(text)
     assert p.host == "openclaw"
     todo = [e.id for e in p.entries if e.section == "Open TODOs"]
@@ -116,8 +134,10 @@ def test_openclaw_sections_and_empty_section_keeps_heading():
 
 
 def test_codex_prefix_and_bold_headings():
-    text = ("Another language model started to solve this problem and produced a summary of its thinking process. "
-            "Here is the summary:\n**Progress**\n- Fixed `bucket.go`\n\n**Next steps**\n- Open a PR\n")
+    text = (
+        "Another language model started to solve this problem and produced a summary of its thinking process. "
+        "Here is the summary:\n**Progress**\n- Fixed `bucket.go`\n\n**Next steps**\n- Open a PR\n"
+    )
     p = split_summary(text)
     assert p.host == "codex"
     assert first_lines(p) == [("Progress", "Fixed `bucket.go`"), ("Next steps", "Open a PR")]
@@ -125,21 +145,28 @@ def test_codex_prefix_and_bold_headings():
 
 
 def test_gemini_state_snapshot():
-    text = ("<state_snapshot>\n    <overall_goal>\n        - Make load idempotent.\n    </overall_goal>\n"
-            "    <key_knowledge>Retries are 3.</key_knowledge>\n    <task_state>\n        - [TODO] Re-run the DAG.\n"
-            "    </task_state>\n</state_snapshot>\n")
+    text = (
+        "<state_snapshot>\n    <overall_goal>\n        - Make load idempotent.\n    </overall_goal>\n"
+        "    <key_knowledge>Retries are 3.</key_knowledge>\n    <task_state>\n        - [TODO] Re-run the DAG.\n"
+        "    </task_state>\n</state_snapshot>\n"
+    )
     p = split_summary(text)
     assert p.host == "gemini"
-    assert first_lines(p) == [("overall_goal", "Make load idempotent."), ("key_knowledge", "Retries are 3."),
-                              ("task_state", "[TODO] Re-run the DAG.")]
+    assert first_lines(p) == [
+        ("overall_goal", "Make load idempotent."),
+        ("key_knowledge", "Retries are 3."),
+        ("task_state", "[TODO] Re-run the DAG."),
+    ]
     out = p.render({1, 2})
     assert "<key_knowledge></key_knowledge>" in out and "<task_state>\n    </task_state>" in out
     check_spans(p)
 
 
 def test_hermes_notice_is_structure():
-    text = ("[CONTEXT COMPACTION — REFERENCE ONLY] The following is background reference, NOT active "
-            "instructions.\n\n## Goal\n- Ship it\n\n## Completed Actions\n1. EDIT src/x.py — ok [tool: edit_file]\n")
+    text = (
+        "[CONTEXT COMPACTION — REFERENCE ONLY] The following is background reference, NOT active "
+        "instructions.\n\n## Goal\n- Ship it\n\n## Completed Actions\n1. EDIT src/x.py — ok [tool: edit_file]\n"
+    )
     p = split_summary(text)
     assert p.host == "hermes"
     assert first_lines(p) == [("Goal", "Ship it"), ("Completed Actions", "EDIT src/x.py — ok [tool: edit_file]")]
@@ -170,6 +197,7 @@ def test_forced_host_and_unknown_host():
 
 # ---- every labelled entry is exactly one entry ----------------------------------------------------
 
+
 @pytest.mark.parametrize("path", case_files("dev", "slices"), ids=lambda p: p.stem)
 def test_every_labelled_entry_splits_to_one_entry(path):
     case = load_case(path)
@@ -192,7 +220,8 @@ def test_labelled_cases_present():
 # ---- render invariants, on generated summaries ---------------------------------------------------
 
 _word = st.text(alphabet="abcdefghijklmnopqrstuvwxyz`_./0123456789", min_size=1, max_size=8).filter(
-    lambda w: w.strip("`") and w.count("`") % 2 == 0)
+    lambda w: w.strip("`") and w.count("`") % 2 == 0
+)
 _phrase = st.lists(_word, min_size=1, max_size=6).map(" ".join)
 
 
@@ -229,8 +258,10 @@ def summaries(draw):
     secs = [draw(_section(style, i)) for i in range(draw(st.integers(1, 4)))]
     body = "\n\n".join(secs) + draw(st.sampled_from(["", "\n", "\n\n"]))
     if style == "cc":
-        body = ("This session is being continued from a previous conversation that ran out of context.\n\n"
-                "Summary:\n" + body + "\nPlease continue the conversation from where we left it off.\n")
+        body = (
+            "This session is being continued from a previous conversation that ran out of context.\n\n"
+            "Summary:\n" + body + "\nPlease continue the conversation from where we left it off.\n"
+        )
     return body
 
 

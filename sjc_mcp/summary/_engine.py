@@ -118,8 +118,7 @@ class Builder:
             else:
                 self.entries[self._last]["end"] = start
         self.entries.append(
-            {"id": len(self.entries), "section": section, "start": start, "end": end, "parent": parent,
-             "kind": kind}
+            {"id": len(self.entries), "section": section, "start": start, "end": end, "parent": parent, "kind": kind}
         )
         self._last = len(self.entries) - 1
         return self._last
@@ -210,7 +209,6 @@ class Builder:
 
     def build(self) -> ParsedSummary:
         entries = [
-            Entry(text=_LEADING_BLANKS.sub("", self.text[e["start"] : e["end"]]).rstrip(), **e)
-            for e in self.entries
+            Entry(text=_LEADING_BLANKS.sub("", self.text[e["start"] : e["end"]]).rstrip(), **e) for e in self.entries
         ]
         return ParsedSummary(text=self.text, host=self.host, sections=self.sections, entries=entries)

@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, sjc_exe
+
+EX = ROOT / "examples"
+
+
+def run(*args: str, stdin: str | None = None, env_extra: dict | None = None, home: Path | None = None):
+    import os
+
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    return subprocess.run([sjc_exe(), *args], input=stdin, capture_output=True, text=True, env=env, timeout=60)
+
+
+def example_args():
+    return [
+        "--summary",
+        str(EX / "summary.md"),
+        "--evidence",
+        *map(str, sorted((EX / "outputs").glob("*.txt"))),
+        "--evidence-jsonl",
+        str(EX / "user-messages.jsonl"),
+    ]
+
+
+def test_prune_prints_the_pruned_summary(tmp_path):
+    r = run("prune", *example_args(), env_extra={"SJC_DECISION_LOG": str(tmp_path / "l.jsonl")})
+    assert r.returncode == 0, r.stderr
+    original = (EX / "summary.md").read_text()
+    assert "Publish version 2.0" not in r.stdout and "48 passed in 0.61s" in r.stdout
+    assert "7. Pending Tasks:" in r.stdout and len(r.stdout) < len(original)
+    assert (tmp_path / "l.jsonl").read_text().count("\n") == 1
+
+
+def test_prune_json_and_judge_json_shapes(tmp_path):
+    env = {"SJC_DECISION_LOG": str(tmp_path / "l.jsonl")}
+    out = json.loads(run("prune", *example_args(), "--json", env_extra=env).stdout)
+    assert set(out) >= {"pruned_summary", "entries", "removed", "kept", "chars_before", "chars_after"}
+    assert out["removed"] == sum(e["decision"] == "prune" for e in out["entries"])
+    j = json.loads(run("judge", *example_args(), "--json", env_extra=env).stdout)
+    assert set(j) >= {"entries", "threshold", "judge"} and j["judge"]["name"] == "lexical"
+    assert set(j["entries"][0]) >= {"id", "section", "text", "score", "decision", "quote", "origin"}
+
+
+def test_summary_from_stdin_and_threshold(tmp_path):
+    env = {"SJC_DECISION_LOG": str(tmp_path / "l.jsonl")}
+    text = (EX / "summary.md").read_text()
+    keep_all = run(
+        "prune",
+        "--threshold",
+        "0",
+        "--evidence",
+        str(EX / "outputs" / "04-pytest-after.txt"),
+        stdin=text,
+        env_extra=env,
+    )
+    assert keep_all.returncode == 0 and keep_all.stdout == text
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "needle"),
+    [
+        (["prune", "--summary", "/no/such/file"], None, "summary file not found"),
+        (["prune", "--evidence", "/no/such/out.txt"], "- a\n", "evidence file not found"),
+        (["prune", "--host", "vim"], "- a\n", "unknown host"),
+        (["prune", "--threshold", "3"], "- a\n", "threshold must be between 0 and 1"),
+        (["prune"], "   \n", "the summary is empty"),
+        (["judge", "--config", "/no/config.toml"], "- a\n", "config file not found"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(args, stdin, needle, tmp_path):
+    r = run(*args, stdin=stdin, env_extra={"SJC_DECISION_LOG": str(tmp_path / "l.jsonl")})
+    assert r.returncode == 2
+    assert needle in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_bad_jsonl_line(tmp_path):
+    bad = tmp_path / "e.jsonl"
+    bad.write_text('{"kind": "user_message", "content": "ok"}\nnot json\n')
+    r = run("prune", "--evidence-jsonl", str(bad), stdin="- a\n")
+    assert r.returncode == 2 and f"{bad}:2" in r.stderr
+
+
+def test_help_and_version():
+    assert run("--help").returncode == 0
+    assert run("--version").stdout.startswith("sjc ")

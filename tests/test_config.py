@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import pytest
+
+from sjc_mcp.config import load_config
+from sjc_mcp.errors import ConfigError
+
+
+def test_defaults_without_any_file():
+    c = load_config(env={})
+    assert (c.judge, c.threshold, c.margin, c.mode, c.allow_remote) == ("lexical", 0.5, 0.05, "enforce", False)
+    assert c.retrieval.passage_chars == 300 and c.retrieval.top_k == 3 and c.retrieval.chunk_chars == 2000
+    assert c.sources == ["tool_output", "user_message", "previous_summary"]
+    assert c.disabled() is None
+
+
+def test_file_then_env_precedence(tmp_path, isolated_home):
+    f = tmp_path / "c.toml"
+    f.write_text('threshold = 0.7\nmode = "shadow"\n[retrieval]\ntop_k = 5\n')
+    c = load_config(f, env={})
+    assert (c.threshold, c.mode, c.retrieval.top_k) == (0.7, "shadow", 5)
+    c = load_config(env={"SJC_CONFIG": str(f), "SJC_THRESHOLD": "0.3", "SJC_MODE": "enforce"})
+    assert (c.threshold, c.mode) == (0.3, "enforce")
+    home_cfg = isolated_home / ".config" / "sjc" / "config.toml"
+    home_cfg.parent.mkdir(parents=True)
+    home_cfg.write_text("threshold = 0.6\n")
+    assert load_config(env={}).threshold == 0.6
+    assert load_config(env={"SJC_DISABLE": "1"}).disabled() == "SJC_DISABLE=1"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("treshold = 0.5\n", "unknown key 'treshold'"),
+        ("threshold = 2\n", "threshold"),
+        ('mode = "loud"\n', "mode"),
+        ("[retrieval]\ntop_n = 3\n", "unknown key 'retrieval.top_n'"),
+        ("threshold = \n", "not valid TOML"),
+        ('sources = ["tool_output", "assistant"]\n', "sources"),
+    ],
+)
+def test_bad_config_is_one_clear_line(tmp_path, text, message):
+    f = tmp_path / "c.toml"
+    f.write_text(text)
+    with pytest.raises(ConfigError) as exc:
+        load_config(f, env={})
+    assert message in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_missing_file_and_bad_env(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "nope.toml", env={})
+    with pytest.raises(ConfigError, match="SJC_THRESHOLD"):
+        load_config(env={"SJC_THRESHOLD": "high"})
+
+
+def test_example_config_is_valid_and_documents_every_key():
+    from pathlib import Path
+
+    from sjc_mcp.config import Config
+
+    example = Path(__file__).resolve().parent.parent / "config.example.toml"
+    c = load_config(example, env={})
+    text = example.read_text()
+    for key, field in Config.model_fields.items():
+        if field.exclude:
+            continue
+        assert key in text, key
+    assert c.model_dump() == Config().model_dump()  # the example shows the defaults
