@@ -65,27 +65,37 @@ def is_forward_section(section: str) -> bool:
     return bool(_FORWARD.search(section))
 
 
+FEATURES = ("coverage", "anchor", "no_anchor", "directive", "forward", "prose")
+_DEFAULT = {
+    "bias": -1.2,
+    "coverage": 3.4,
+    "anchor": 1.6,
+    "no_anchor": -0.2,
+    "directive": -1.3,
+    "forward": -1.1,
+    "prose": -1.5,
+}
+
+
 @dataclass
 class Weights:
-    bias: float = -1.2
-    coverage: float = 3.4
-    anchor: float = 1.6
-    no_anchor: float = -0.2
-    directive: float = -1.3
-    forward: float = -1.1
-    prose: float = -1.5
+    bias: float
+    weights: dict[str, float]
+
+    @classmethod
+    def default(cls) -> Weights:
+        return cls(_DEFAULT["bias"], {k: v for k, v in _DEFAULT.items() if k != "bias"})
 
     def score(self, f: dict[str, float]) -> float:
-        z = (
-            self.bias
-            + self.coverage * f["coverage"]
-            + self.anchor * f["anchor"]
-            + self.no_anchor * f["no_anchor"]
-            + self.directive * f["directive"]
-            + self.forward * f["forward"]
-            + self.prose * f["prose"]
-        )
-        return 1.0 / (1.0 + math.exp(-z))
+        z = self.bias + sum(self.weights.get(k, 0.0) * v for k, v in f.items())
+        return 1.0 / (1.0 + math.exp(-max(-35.0, min(35.0, z))))
+
+
+def fit_weights(rows: list[list[float]], ys: list[bool], l2: float = 1.0) -> Weights:
+    from sjc_mcp.metrics import fit_logistic
+
+    w = fit_logistic(rows, ys, l2=l2)
+    return Weights(w[0], dict(zip(FEATURES, w[1:], strict=True)))
 
 
 class LexicalJudge:
@@ -93,7 +103,7 @@ class LexicalJudge:
     model = "lexical-1"
 
     def __init__(self, weights: Weights | None = None) -> None:
-        self.weights = weights or Weights()
+        self.weights = weights or Weights.default()
 
     def features(self, request: JudgeRequest) -> list[tuple[dict[str, float], Chunk | None, str | None]]:
         chunks = {c.id: c for c in request.evidence}
@@ -147,6 +157,9 @@ class LexicalJudge:
                 if s > best[0]:
                     best = (s, c, line.strip()[:240])
         return best[1], best[2]
+
+    def feature_vectors(self, request: JudgeRequest) -> list[list[float]]:
+        return [[f[k] for k in FEATURES] for f, _, _ in self.features(request)]
 
     def judge(self, request: JudgeRequest) -> JudgeOutput:
         judgments = []

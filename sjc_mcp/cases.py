@@ -1,0 +1,122 @@
+"""Labelled provenance cases (the format of ../shared/provenance/README.md): loading and matching.
+
+A case is one compaction boundary with a label per summary entry. Its span is inline, or comes from
+the compaction ``boundary`` of a real transcript whose path is relative to the case file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from sjc_mcp.errors import InputError
+from sjc_mcp.hosts import read_boundary
+from sjc_mcp.hosts.base import Boundary, Item
+from sjc_mcp.models import Entry, ParsedSummary
+
+
+class Label(BaseModel):
+    entry: str
+    section: str
+    supported: bool
+    source: str = "none"
+    quote: str | None = None
+    note: str | None = None
+    occurrence: int = 1
+
+
+class Case(BaseModel):
+    id: str
+    host: str
+    origin: str = "synthetic"
+    path: str
+    boundary: Boundary
+    labels: list[Label] = Field(default_factory=list)
+
+
+def _items(raw: list[dict[str, Any]]) -> list[Item]:
+    out = []
+    for it in raw or []:
+        role = it.get("role")
+        if role not in ("user", "assistant", "tool_call", "tool_output"):
+            continue
+        out.append(
+            Item(
+                role=role,
+                content=it.get("content") or "",
+                name=it.get("name"),
+                call_id=it.get("id"),
+                is_error=bool(it.get("is_error")),
+            )
+        )
+    return out
+
+
+def load_case(path: str | Path) -> Case:
+    p = Path(path)
+    try:
+        raw = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read case {p}: {exc}") from None
+    if not isinstance(raw, dict) or "labels" not in raw:
+        raise InputError(f"{p} is not a provenance case (no 'labels')")
+    host = raw.get("host") or "generic"
+    if raw.get("transcript"):
+        b = read_boundary(p.parent / raw["transcript"], raw.get("boundary", 0))
+        summary = raw.get("summary") or b.summary
+        boundary = Boundary(
+            host=host,
+            index=b.index,
+            summary=summary,
+            previous_summary=raw.get("previous_summary") or b.previous_summary,
+            span=b.span or _items(raw.get("span")),
+            retained=_items(raw.get("retained")),
+            session_id=b.session_id,
+            boundary_id=b.boundary_id,
+            task=raw.get("task"),
+        )
+    else:
+        boundary = Boundary(
+            host=host,
+            index=0,
+            summary=raw.get("summary") or "",
+            previous_summary=raw.get("previous_summary"),
+            span=_items(raw.get("span")),
+            retained=_items(raw.get("retained")),
+            task=raw.get("task"),
+        )
+    return Case(
+        id=raw.get("id") or p.stem,
+        host=host,
+        origin=raw.get("origin", "synthetic"),
+        path=str(p),
+        boundary=boundary,
+        labels=[Label.model_validate(lab) for lab in raw["labels"]],
+    )
+
+
+def case_paths(paths: Iterable[str | Path]) -> list[Path]:
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            out += sorted(p.rglob("*.json"))
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise InputError(f"no such case file or folder: {p}")
+    return out
+
+
+def match_labels(parsed: ParsedSummary, labels: list[Label]) -> list[Entry | None]:
+    """The entry each label names: first line (marker removed) and section equal; ``occurrence`` picks."""
+    out: list[Entry | None] = []
+    for lab in labels:
+        want = lab.entry.strip()
+        hits = [e for e in parsed.entries if e.section == lab.section and e.first_line == want]
+        out.append(hits[lab.occurrence - 1] if len(hits) >= lab.occurrence else None)
+    return out

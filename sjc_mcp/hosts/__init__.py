@@ -1,0 +1,61 @@
+"""Host transcript readers, one module per host, into one model (``hosts.base``).
+
+``read_boundary(path, index=None, host=None)`` detects the host from the file's first record unless
+told, and returns compaction ``index`` (newest by default) with its span and previous summary.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sjc_mcp.errors import TranscriptError
+from sjc_mcp.hosts import claude_code, codex, gemini, generic
+from sjc_mcp.hosts.base import Boundary, Item
+
+READERS = {"claude-code": claude_code, "codex": codex, "gemini": gemini, "generic": generic}
+
+
+def detect(path: str | Path) -> str:
+    p = Path(path)
+    try:
+        with p.open("rb") as fh:
+            head = fh.read(1 << 16)
+    except FileNotFoundError:
+        raise TranscriptError(f"transcript not found: {p}") from None
+    except OSError as exc:
+        raise TranscriptError(f"cannot read transcript {p}: {exc.strerror}") from None
+    text = head.decode("utf-8", "replace").lstrip()
+    if text.startswith("{") and '"messages"' in text[:2048] and '"sessionId"' in text[:2048]:
+        return "gemini"
+    for line in text.splitlines()[:20]:
+        try:
+            first = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(first, dict):
+            continue
+        if codex.looks_like(first):
+            return "codex"
+        if gemini.looks_like(first):
+            return "gemini"
+        if claude_code.looks_like(first):
+            return "claude-code"
+        return "generic"
+    return "generic"
+
+
+def read_boundary(path: str | Path, index: int | None = None, host: str | None = None) -> Boundary:
+    host = host or detect(path)
+    try:
+        reader = READERS[host]
+    except KeyError:
+        raise TranscriptError(f"no transcript reader for host {host!r}; choose one of: {', '.join(READERS)}") from None
+    return reader.read_boundary(path, index)
+
+
+def boundary_count(path: str | Path, host: str | None = None) -> int:
+    return READERS[host or detect(path)].boundary_count(path)
+
+
+__all__ = ["Boundary", "Item", "boundary_count", "detect", "read_boundary"]

@@ -1,0 +1,68 @@
+"""The one model every host reader produces: ordered items and compaction boundaries."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from sjc_mcp.models import Source, Turn
+
+Role = Literal["user", "assistant", "tool_call", "tool_output"]
+
+
+class Item(BaseModel):
+    role: Role
+    content: str
+    name: str | None = Field(default=None, description="tool name for tool calls and outputs")
+    call_id: str | None = None
+    is_error: bool = False
+
+
+class Boundary(BaseModel):
+    """Compaction ``index`` of a transcript: the span it compacted and the summary it produced."""
+
+    host: str
+    index: int
+    summary: str
+    previous_summary: str | None = None
+    span: list[Item] = Field(default_factory=list)
+    retained: list[Item] = Field(default_factory=list)
+    session_id: str | None = None
+    boundary_id: str | None = Field(default=None, description="a stable id of this compaction in its transcript")
+    task: str | None = None
+    note: str | None = Field(default=None, description="why there is nothing to judge, when there is not")
+
+    def sources(self) -> list[Source]:
+        """Tool outputs (each read with the call it answers) and user messages of the span."""
+        calls = {it.call_id: it for it in self.span if it.role == "tool_call" and it.call_id}
+        out: list[Source] = []
+        for it in [*self.span, *self.retained]:
+            if it.role == "tool_output":
+                call = calls.get(it.call_id) if it.call_id else None
+                out.append(
+                    Source(
+                        kind="tool_output",
+                        content=it.content,
+                        name=it.name or (call.name if call else None),
+                        call_id=it.call_id,
+                        call=f"{call.name}: {call.content}" if call else None,
+                        is_error=it.is_error,
+                    )
+                )
+            elif it.role == "user" and it.content.strip():
+                out.append(Source(kind="user_message", content=it.content))
+        return out
+
+    def assistant_prose(self) -> list[str]:
+        return [it.content for it in self.span if it.role == "assistant" and it.content.strip()]
+
+    def retained_turns(self) -> list[Turn]:
+        return [Turn(role=it.role, content=it.content, name=it.name) for it in self.retained]
+
+
+class Session(BaseModel):
+    host: str
+    path: str
+    session_id: str | None = None
+    boundaries: int = 0

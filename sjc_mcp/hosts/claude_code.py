@@ -1,0 +1,295 @@
+"""Claude Code transcripts (``~/.claude/projects/<slug>/<session>.jsonl``).
+
+Conversation records carry ``uuid``/``parentUuid``; order is the parent chain, not file order
+(rewinds branch it), so the reader makes one pass keeping only each record's offset and parent,
+then walks the chain back from a compaction to the one before it and parses just those records:
+memory grows with the span, not the file. A compaction is a ``system`` record with subtype
+``compact_boundary`` (``logicalParentUuid`` = the last record before it) followed by a user record
+with ``isCompactSummary``. Injected user records (``isMeta``, command wrappers, system reminders,
+caveats) are not user messages; ``queue-operation`` enqueues are, unless they are slash commands or
+notifications.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sjc_mcp.errors import TranscriptError
+from sjc_mcp.hosts.base import Boundary, Item
+
+_INJECTED = re.compile(
+    r"^\s*(<command-name>|<command-message>|<command-args>|<local-command-stdout>|<local-command-stderr>|"
+    r"<system-reminder>|<user-prompt-submit-hook>|Caveat: The messages below were generated|"
+    r"\[Request interrupted by user)"
+)
+_SHELL_OUTPUT = re.compile(r"^\s*<bash-(stdout|stderr)>")  # output of a command the user ran with "!"
+_NOTIFICATION = re.compile(r"^\s*<(task-notification|agent-notification)>")
+_SPILLED = re.compile(r"(/[^\s\"'<>]*/tool-results/[^\s\"'<>]+\.txt)")
+
+
+@dataclass
+class _Rec:
+    offset: int
+    parent: str | None
+    kind: str  # "conv" | "boundary" | "summary"
+    logical_parent: str | None = None
+    timestamp: str = ""
+
+
+@dataclass
+class _Index:
+    recs: dict[str, _Rec] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)  # uuids in file order
+    pos: dict[str, int] = field(default_factory=dict)
+    boundaries: list[str] = field(default_factory=list)  # uuids of compact_boundary records, file order
+    summaries: dict[str, str] = field(default_factory=dict)  # boundary uuid -> summary record uuid
+    queued: list[tuple[str, str]] = field(default_factory=list)  # (timestamp, content) of enqueued messages
+    session_id: str | None = None
+    bad_lines: int = 0
+
+
+def looks_like(first: dict[str, Any]) -> bool:
+    return "sessionId" in first or "parentUuid" in first or first.get("type") in ("file-history-snapshot", "summary")
+
+
+def _index(path: Path) -> _Index:
+    idx = _Index()
+    last_boundary: str | None = None
+    with path.open("rb") as fh:
+        offset = 0
+        for raw in fh:
+            here = offset
+            offset += len(raw)
+            if b'"uuid"' not in raw and b"queue-operation" not in raw:
+                continue
+            try:
+                rec = json.loads(raw)
+            except ValueError:
+                idx.bad_lines += 1  # a half-written last line, or damage: skip it
+                continue
+            if not isinstance(rec, dict):
+                continue
+            if rec.get("type") == "queue-operation":
+                if rec.get("operation") == "enqueue" and isinstance(rec.get("content"), str):
+                    idx.queued.append((rec.get("timestamp", ""), rec["content"]))
+                continue
+            uuid = rec.get("uuid")
+            if not isinstance(uuid, str):
+                continue
+            idx.session_id = idx.session_id or rec.get("sessionId")
+            idx.pos[uuid] = len(idx.order)
+            idx.order.append(uuid)
+            if rec.get("type") == "system" and rec.get("subtype") == "compact_boundary":
+                idx.recs[uuid] = _Rec(here, None, "boundary", rec.get("logicalParentUuid"), rec.get("timestamp", ""))
+                idx.boundaries.append(uuid)
+                last_boundary = uuid
+            elif rec.get("isCompactSummary"):
+                idx.recs[uuid] = _Rec(here, rec.get("parentUuid"), "summary", None, rec.get("timestamp", ""))
+                parent = rec.get("parentUuid")
+                owner = parent if parent in idx.recs and idx.recs[parent].kind == "boundary" else last_boundary
+                if owner and owner not in idx.summaries:
+                    idx.summaries[owner] = uuid
+            else:
+                idx.recs[uuid] = _Rec(here, rec.get("parentUuid"), "conv", None, rec.get("timestamp", ""))
+    return idx
+
+
+def _read_at(fh: Any, offset: int) -> dict[str, Any]:
+    fh.seek(offset)
+    return json.loads(fh.readline())
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for b in content:
+            if isinstance(b, dict):
+                if b.get("type") == "text" and isinstance(b.get("text"), str):
+                    parts.append(b["text"])
+                elif b.get("type") == "image":
+                    parts.append("[image]")
+            elif isinstance(b, str):
+                parts.append(b)
+        return "\n".join(parts)
+    return ""
+
+
+def _tool_result_text(block: dict[str, Any], record: dict[str, Any], session_dir: Path) -> str:
+    text = _text_of(block.get("content"))
+    if not text.strip():
+        tur = record.get("toolUseResult")
+        if isinstance(tur, dict):
+            bits = [str(tur[k]) for k in ("stdout", "stderr", "content", "file") if tur.get(k)]
+            text = "\n".join(bits) if bits else json.dumps(tur, ensure_ascii=False)[:20000]
+        elif isinstance(tur, str):
+            text = tur
+    m = _SPILLED.search(text)
+    if m:  # a result too large for the transcript was written next to it
+        local = session_dir / "tool-results" / Path(m.group(1)).name
+        try:
+            if local.is_file():
+                text = text + "\n" + local.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            pass
+    return text
+
+
+def _items(rec: dict[str, Any], session_dir: Path) -> list[Item]:
+    msg = rec.get("message")
+    if not isinstance(msg, dict):
+        return []
+    content = msg.get("content")
+    out: list[Item] = []
+    if rec.get("type") == "assistant":
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": _text_of(content)}]
+        for b in blocks:
+            if not isinstance(b, dict):
+                continue
+            if b.get("type") == "text" and b.get("text", "").strip():
+                out.append(Item(role="assistant", content=b["text"]))
+            elif b.get("type") == "thinking" and b.get("thinking", "").strip():
+                out.append(Item(role="assistant", content=b["thinking"]))
+            elif b.get("type") == "tool_use":
+                args = json.dumps(b.get("input", {}), ensure_ascii=False)
+                out.append(Item(role="tool_call", content=args, name=b.get("name"), call_id=b.get("id")))
+        return out
+    if rec.get("type") != "user":
+        return out
+    if isinstance(content, list):
+        for b in content:
+            if isinstance(b, dict) and b.get("type") == "tool_result":
+                out.append(
+                    Item(
+                        role="tool_output",
+                        content=_tool_result_text(b, rec, session_dir),
+                        call_id=b.get("tool_use_id"),
+                        is_error=bool(b.get("is_error")),
+                    )
+                )
+    if rec.get("isMeta") or rec.get("isCompactSummary") or rec.get("isVisibleInTranscriptOnly"):
+        return out
+    text = _text_of(
+        content
+        if isinstance(content, str)
+        else [b for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
+    )
+    if text.strip():
+        if _NOTIFICATION.match(text) or _SHELL_OUTPUT.match(text):
+            out.append(
+                Item(
+                    role="tool_output", content=text, name="notification" if _NOTIFICATION.match(text) else "user-shell"
+                )
+            )
+        elif not _INJECTED.match(text):
+            out.append(Item(role="user", content=text))
+    return out
+
+
+def _chain(idx: _Index, boundary: str) -> tuple[list[str], str | None]:
+    """Record uuids from the start of the span to the boundary (oldest first), and the summary record
+    that opened the span (the previous compaction's), if the chain reaches one.
+
+    Real transcripts have holes: a parent that was never written. Where the chain breaks, it goes on
+    from the record written just before the orphan, so a hole never cuts the span short."""
+
+    def before(uuid: str) -> str | None:
+        i = idx.pos.get(uuid, 0)
+        return idx.order[i - 1] if i > 0 else None
+
+    out: list[str] = []
+    seen: set[str] = set()
+    start = idx.recs[boundary].logical_parent
+    cur = start if start in idx.recs else before(boundary)
+    previous: str | None = None
+    while cur and cur not in seen:
+        seen.add(cur)
+        r = idx.recs[cur]
+        if r.kind == "summary":
+            previous = cur
+            break
+        if r.kind == "boundary":
+            break
+        out.append(cur)
+        parent = r.parent
+        if parent is not None and parent not in idx.recs:
+            parent = before(cur)
+        cur = parent
+    out.reverse()
+    return out, previous
+
+
+def count_boundaries(path: str | Path) -> int:
+    """Compactions in a transcript, counted without parsing it."""
+    n = 0
+    try:
+        with Path(path).open("rb") as fh:
+            for raw in fh:
+                if b"compact_boundary" in raw and b'"subtype":"compact_boundary"' in raw.replace(b" ", b""):
+                    n += 1
+    except OSError as exc:
+        raise TranscriptError(f"cannot read transcript {path}: {exc.strerror}") from None
+    return n
+
+
+def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
+    p = Path(path)
+    try:
+        idx = _index(p)
+    except OSError as exc:
+        raise TranscriptError(f"cannot read transcript {p}: {exc.strerror}") from None
+    done = [b for b in idx.boundaries if b in idx.summaries]
+    if not done:
+        raise TranscriptError(f"{p}: no compaction in this transcript")
+    i = len(done) - 1 if index is None else index
+    if not -len(done) <= i < len(done):
+        raise TranscriptError(f"{p}: boundary {index} does not exist; it has {len(done)} (0 to {len(done) - 1})")
+    i %= len(done)
+    b_uuid = done[i]
+    session_dir = p.with_suffix("")
+    with p.open("rb") as fh:
+        summary_rec = _read_at(fh, idx.recs[idx.summaries[b_uuid]].offset)
+        summary = _text_of(summary_rec.get("message", {}).get("content"))
+        uuids, prev_uuid = _chain(idx, b_uuid)
+        previous = None
+        if prev_uuid:
+            previous = _text_of(_read_at(fh, idx.recs[prev_uuid].offset).get("message", {}).get("content"))
+        span: list[Item] = []
+        for u in uuids:
+            try:
+                span.extend(_items(_read_at(fh, idx.recs[u].offset), session_dir))
+            except ValueError:
+                continue
+    names = {it.call_id: it.name for it in span if it.role == "tool_call"}
+    for it in span:
+        if it.role == "tool_output" and it.name is None and it.call_id in names:
+            it.name = names[it.call_id]
+    # messages the user typed while the agent worked, between the previous boundary and this one
+    lo = idx.recs[done[i - 1]].timestamp if i > 0 else ""
+    hi = idx.recs[b_uuid].timestamp
+    have = {it.content.strip() for it in span if it.role == "user"}
+    for ts, text in idx.queued:
+        if lo <= ts <= hi and text.strip() and text.strip() not in have and not text.lstrip().startswith("/"):
+            if _NOTIFICATION.match(text):
+                span.append(Item(role="tool_output", content=text, name="notification"))
+            elif not _INJECTED.match(text):
+                span.append(Item(role="user", content=text))
+    return Boundary(
+        host="claude-code",
+        index=i,
+        summary=summary,
+        previous_summary=previous,
+        span=span,
+        session_id=idx.session_id,
+        boundary_id=b_uuid,
+    )
+
+
+def boundary_count(path: str | Path) -> int:
+    idx = _index(Path(path))
+    return sum(1 for b in idx.boundaries if b in idx.summaries)

@@ -1,0 +1,104 @@
+"""A generic transcript: JSON lines (or one JSON list) of ``{role, content, name?, call_id?}``.
+
+Roles ``user``, ``assistant``, ``tool`` (an output; ``tool_call`` for calls) and ``system``. A
+compaction is an item with ``type: "compaction"`` and a ``summary`` (OpenClaw's session entries), or
+with role ``summary``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from sjc_mcp.errors import TranscriptError
+from sjc_mcp.hosts.base import Boundary, Item
+
+_ROLES = {
+    "user": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "model": "assistant",
+    "ai": "assistant",
+    "tool": "tool_output",
+    "tool_output": "tool_output",
+    "function": "tool_output",
+    "tool_call": "tool_call",
+}
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    try:
+        raw = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise TranscriptError(f"cannot read transcript {path}: {exc.strerror}") from None
+    if raw.lstrip().startswith("["):
+        try:
+            data = json.loads(raw)
+            return [d for d in data if isinstance(d, dict)]
+        except ValueError:
+            raise TranscriptError(f"{path}: not valid JSON") from None
+    out = []
+    for line in raw.splitlines():
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(d, dict):
+            out.append(d.get("message") if isinstance(d.get("message"), dict) and "role" in d["message"] else d)
+    return out
+
+
+def _content(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(_content(v.get("text", v.get("content", "")) if isinstance(v, dict) else v) for v in value)
+    return "" if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _split(path: Path) -> list[tuple[list[Item], str]]:
+    bounds: list[tuple[list[Item], str]] = []
+    span: list[Item] = []
+    for r in _records(path):
+        if r.get("type") == "compaction" or r.get("role") == "summary":
+            bounds.append((span, _content(r.get("summary", r.get("content")))))
+            span = []
+            continue
+        role = _ROLES.get(str(r.get("role", "")).lower())
+        if role is None:
+            continue
+        span.append(
+            Item(
+                role=role,
+                content=_content(r.get("content")),
+                name=r.get("name"),  # type: ignore[arg-type]
+                call_id=r.get("call_id") or r.get("tool_call_id"),
+                is_error=bool(r.get("is_error")),
+            )
+        )
+    return bounds
+
+
+def boundary_count(path: str | Path) -> int:
+    return len(_split(Path(path)))
+
+
+def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
+    p = Path(path)
+    bounds = _split(p)
+    if not bounds:
+        raise TranscriptError(f"{p}: no compaction in this transcript")
+    i = len(bounds) - 1 if index is None else index
+    if not -len(bounds) <= i < len(bounds):
+        raise TranscriptError(f"{p}: boundary {index} does not exist; it has {len(bounds)}")
+    i %= len(bounds)
+    span, summary = bounds[i]
+    return Boundary(
+        host="generic",
+        index=i,
+        summary=summary,
+        previous_summary=bounds[i - 1][1] if i else None,
+        span=span,
+        boundary_id=f"{p.name}:{i}",
+    )
