@@ -11,7 +11,9 @@ from typing import Any
 
 
 def _add_judge_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--summary", metavar="FILE", default="-", help="the candidate summary (default: stdin)")
+    p.add_argument("--summary", metavar="FILE", help="the candidate summary (default: stdin, or the transcript's)")
+    p.add_argument("--transcript", metavar="PATH", help="a host transcript: judge one of its compactions")
+    p.add_argument("--boundary", type=int, metavar="N", help="which compaction of --transcript (default: newest)")
     p.add_argument("--evidence", metavar="FILE", nargs="*", default=[], help="tool outputs, one file each")
     p.add_argument("--evidence-jsonl", metavar="FILE", help="evidence as JSON lines {kind, name, content}")
     p.add_argument("--previous", metavar="FILE", help="the previous committed summary")
@@ -36,6 +38,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_judge_args(j)
     p = sub.add_parser("prune", help="print the summary with its unsupported entries removed")
     _add_judge_args(p)
+    for name, text in (
+        ("install", "add the sjc hooks to a host's settings (with a backup)"),
+        ("uninstall", "take the sjc hooks out of a host's settings"),
+    ):
+        i = sub.add_parser(name, help=text)
+        i.add_argument("host", choices=["claude-code", "codex"])
+        i.add_argument("--scope", choices=["user", "project"], default="user")
+        i.add_argument("--dry-run", action="store_true", help="print the settings it would write; change nothing")
+    h = sub.add_parser("hook", help="run as a host hook: the host's hook JSON on stdin (always exits 0)")
+    h.add_argument("host", help="claude-code or codex")
+    h.add_argument("--config", metavar="FILE", help="config file")
     return parser
 
 
@@ -66,20 +79,45 @@ def _run_judge(args: argparse.Namespace, prune: bool) -> int:
     from sjc_mcp.pipeline import judge_summary, prune_summary
 
     config = load_config(args.config)
-    summary = io.read_text(args.summary, "summary")
+    extra: dict[str, Any] = {}
+    meta: dict[str, Any] = {}
+    sources = []
+    summary = None
+    if args.transcript:
+        from sjc_mcp.hosts import read_boundary
+        from sjc_mcp.pipeline import boundary_kwargs, log_nothing
+
+        b = read_boundary(args.transcript, args.boundary)
+        meta = {
+            "session": b.session_id,
+            "boundary": b.index,
+            "boundary_id": b.boundary_id,
+            "transcript": args.transcript,
+        }
+        if b.note:
+            log_nothing(config, b.note, {**meta, "host": b.host, "op": "prune" if prune else "judge"})
+            print(f"sjc: nothing to judge at boundary {b.index}: {b.note}", file=sys.stderr)
+            return 0
+        summary = b.summary
+        sources = b.sources()
+        extra = boundary_kwargs(b)
+    elif args.boundary is not None:
+        raise InputError("--boundary needs --transcript")
+    if args.summary is not None or summary is None:
+        summary = io.read_text(args.summary or "-", "summary")
+        meta.setdefault("source", args.summary if args.summary not in (None, "-") else "stdin")
     if summary is None or not summary.strip():
         raise InputError("the summary is empty")
-    sources = io.evidence_files(args.evidence)
+    sources += io.evidence_files(args.evidence)
     if args.evidence_jsonl:
         sources += io.evidence_jsonl(args.evidence_jsonl)
-    kwargs = dict(
-        previous_summary=io.read_text(args.previous, "previous summary"),
-        task=io.read_text(args.task, "task"),
-        host=args.host,
-        threshold=args.threshold,
-        config=config,
-        meta={"source": args.summary if args.summary != "-" else "stdin"},
-    )
+    previous = io.read_text(args.previous, "previous summary")
+    task = io.read_text(args.task, "task")
+    kwargs = {**extra, "host": args.host, "threshold": args.threshold, "config": config, "meta": meta}
+    if previous is not None:
+        kwargs["previous_summary"] = previous
+    if task is not None:
+        kwargs["task"] = task
     if prune:
         r = prune_summary(summary, sources, **kwargs)  # type: ignore[arg-type]
         if args.json:
@@ -125,9 +163,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.command:
         parser.print_help()
         return 2
+    if args.command == "hook":  # never fails the host: no exit code but 0, no traceback
+        from sjc_mcp.hook import main as hook_main
+
+        return hook_main(args.host, args.config)
     from sjc_mcp.errors import SJCError
 
     try:
+        if args.command in ("install", "uninstall"):
+            from sjc_mcp import install
+
+            fn = install.install if args.command == "install" else install.uninstall
+            _, message = fn(args.host, args.scope, args.dry_run)
+            print(message)
+            return 0
         if args.command in ("judge", "prune"):
             return _run_judge(args, prune=args.command == "prune")
         parser.error(f"unknown command {args.command}")

@@ -27,7 +27,7 @@ def auroc(scores: Sequence[float], labels: Sequence[bool]) -> float | None:
 
 def _solve(a: list[list[float]], b: list[float]) -> list[float]:
     n = len(b)
-    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    m = [[*row, b[i]] for i, row in enumerate(a)]
     for c in range(n):
         piv = max(range(c, n), key=lambda r: abs(m[r][c]))
         m[c], m[piv] = m[piv], m[c]

@@ -347,3 +347,34 @@ def prune_summary(
     if log:
         _write_log(config, _log_record(pruned, summary, after, {"op": "prune", **(meta or {})}, config), pruned)
     return pruned
+
+
+def boundary_kwargs(boundary: Any) -> dict[str, Any]:
+    """What a transcript boundary gives the judge: its sources, previous summary, task, prose."""
+    return {
+        "previous_summary": boundary.previous_summary,
+        "task": boundary.task,
+        "retained": boundary.retained_turns(),
+        "assistant_prose": boundary.assistant_prose(),
+    }
+
+
+def log_nothing(config: Config, note: str, meta: dict[str, Any]) -> None:
+    """Record a boundary with nothing to judge (an encrypted Codex summary, an empty one)."""
+    record = {
+        "v": 1,
+        **{k: v for k, v in meta.items() if v is not None},
+        "status": "nothing",
+        "note": note,
+        "config_hash": config.digest(),
+        "mode": config.mode,
+        "entries": [],
+        "kept": 0,
+        "pruned": 0,
+        "unjudged": 0,
+        "errors": [],
+    }
+    try:
+        decision_log.append(config.decision_log_path, record)
+    except OSError as exc:
+        print(f"sjc: could not write the decision log {config.decision_log_path}: {exc}", file=sys.stderr)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -56,7 +56,18 @@ class PruneOut(JudgeOut):
     chars_after: int
 
 
-Summary = Annotated[str, Field(description="the candidate compaction summary, exactly as the host wrote it")]
+Summary = Annotated[
+    str | None,
+    Field(description="the candidate compaction summary, exactly as the host wrote it (or give transcript_path)"),
+]
+TranscriptPath = Annotated[
+    str | None,
+    Field(
+        description="a host transcript (Claude Code, Codex, Gemini CLI or generic JSONL) under the allowed roots: "
+        "its compaction gives the summary, the evidence and the previous summary"
+    ),
+]
+BoundaryN = Annotated[int | None, Field(description="which compaction of the transcript (0 = first; default newest)")]
 Evidence = Annotated[
     list[EvidenceItem],
     Field(description="the environment outputs of the compacted span: tool outputs and user messages"),
@@ -79,58 +90,71 @@ def _entries(result: pipeline.JudgeResult) -> list[EntryOut]:
 def create_server(config: Config) -> MCPServer:
     server = MCPServer("sjc-mcp", instructions=INSTRUCTIONS)
 
-    def run(
-        op: str,
-        summary: str,
-        evidence: list[EvidenceItem],
-        previous_summary: str | None,
-        task: str | None,
-        host: str | None,
-        threshold: float | None,
-    ) -> pipeline.JudgeResult:
+    def run(op: str, args: dict[str, Any]) -> pipeline.JudgeResult:
         fn = pipeline.prune_summary if op == "prune" else pipeline.judge_summary
         try:
+            summary: str | None = args["summary"]
+            sources: list[Any] = list(args["evidence"])
+            kwargs: dict[str, Any] = {"previous_summary": args["previous_summary"], "task": args["task"]}
+            meta: dict[str, Any] = {"surface": "mcp"}
+            if args["transcript_path"]:
+                from sjc_mcp.hosts import read_boundary
+                from sjc_mcp.roots import check_allowed
+
+                b = read_boundary(check_allowed(args["transcript_path"], config), args["boundary"])
+                meta.update(
+                    session=b.session_id,
+                    boundary=b.index,
+                    boundary_id=b.boundary_id,
+                    transcript=args["transcript_path"],
+                )
+                if b.note:
+                    raise SJCError(f"nothing to judge at boundary {b.index}: {b.note}")
+                summary = summary or b.summary
+                sources = b.sources() + sources
+                kwargs = {**pipeline.boundary_kwargs(b), **{k: v for k, v in kwargs.items() if v is not None}}
+            elif args["boundary"] is not None:
+                raise SJCError("boundary needs transcript_path")
+            if not summary:
+                raise SJCError("give a summary, or a transcript_path to take it from")
             return fn(
-                summary,
-                evidence,
-                previous_summary=previous_summary,
-                task=task,
-                host=host,
-                threshold=threshold,
-                config=config,
-                meta={"surface": "mcp"},
+                summary, sources, host=args["host"], threshold=args["threshold"], config=config, meta=meta, **kwargs
             )
         except SJCError as exc:
             raise ToolError(str(exc)) from None
 
     @server.tool(annotations=_READ_ONLY, structured_output=True)
     def judge_summary(
-        summary: Summary,
+        summary: Summary = None,
         evidence: Evidence = [],  # noqa: B006 - pydantic copies the default
         previous_summary: Previous = None,
         task: Task = None,
         host: Host = None,
         threshold: Threshold = None,
+        transcript_path: TranscriptPath = None,
+        boundary: BoundaryN = None,
     ) -> JudgeOut:
         """Score every entry of a compaction summary: does it carry information from a tool output, a
         user message or the previous summary, rather than only plans or readings of the task?"""
-        r = run("judge", summary, evidence, previous_summary, task, host, threshold)
+        r = run("judge", locals())
         return JudgeOut(
             entries=_entries(r), threshold=r.threshold, judge=r.judge.model_dump(), mode=r.mode, errors=r.errors
         )
 
     @server.tool(annotations=_READ_ONLY, structured_output=True)
     def prune_summary(
-        summary: Summary,
+        summary: Summary = None,
         evidence: Evidence = [],  # noqa: B006 - pydantic copies the default
         previous_summary: Previous = None,
         task: Task = None,
         host: Host = None,
         threshold: Threshold = None,
+        transcript_path: TranscriptPath = None,
+        boundary: BoundaryN = None,
     ) -> PruneOut:
         """Return the summary with the entries no source supports deleted; every kept byte and every
         heading is unchanged. Entries the judge could not score are kept."""
-        r = run("prune", summary, evidence, previous_summary, task, host, threshold)
+        r = run("prune", locals())
         assert isinstance(r, pipeline.PruneResult)
         return PruneOut(
             entries=_entries(r),

@@ -202,10 +202,17 @@ def _chain(idx: _Index, boundary: str) -> tuple[list[str], str | None]:
         i = idx.pos.get(uuid, 0)
         return idx.order[i - 1] if i > 0 else None
 
+    start = idx.recs[boundary].logical_parent
+    return _walk(idx, start if start in idx.recs else before(boundary))
+
+
+def _walk(idx: _Index, cur: str | None) -> tuple[list[str], str | None]:
+    def before(uuid: str) -> str | None:
+        i = idx.pos.get(uuid, 0)
+        return idx.order[i - 1] if i > 0 else None
+
     out: list[str] = []
     seen: set[str] = set()
-    start = idx.recs[boundary].logical_parent
-    cur = start if start in idx.recs else before(boundary)
     previous: str | None = None
     while cur and cur not in seen:
         seen.add(cur)
@@ -287,6 +294,37 @@ def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
         span=span,
         session_id=idx.session_id,
         boundary_id=b_uuid,
+    )
+
+
+def read_open_span(path: str | Path) -> Boundary:
+    """The span still open at the end of the transcript (since its last compaction): what a compaction
+    that is not yet written to the file is summarising."""
+    p = Path(path)
+    try:
+        idx = _index(p)
+    except OSError as exc:
+        raise TranscriptError(f"cannot read transcript {p}: {exc.strerror}") from None
+    last = next((u for u in reversed(idx.order) if idx.recs[u].kind == "conv"), None)
+    uuids, prev_uuid = _walk(idx, last)
+    span: list[Item] = []
+    with p.open("rb") as fh:
+        previous = None
+        if prev_uuid:
+            previous = _text_of(_read_at(fh, idx.recs[prev_uuid].offset).get("message", {}).get("content"))
+        for u in uuids:
+            try:
+                span.extend(_items(_read_at(fh, idx.recs[u].offset), p.with_suffix("")))
+            except ValueError:
+                continue
+    return Boundary(
+        host="claude-code",
+        index=len(idx.boundaries),
+        summary="",
+        previous_summary=previous,
+        span=span,
+        session_id=idx.session_id,
+        boundary_id=None,
     )
 
 
