@@ -311,9 +311,10 @@ def run_hook(host: str, stdin_text: str, config_path: str | None = None) -> str:
             raise ValueError(f"unknown hook host {host!r}; choose one of: {', '.join(HOSTS)}")
         if len(stdin_text) > MAX_STDIN:
             raise ValueError("hook payload larger than 20 MB")
-        payload = json.loads(stdin_text) if stdin_text.strip() else {}
-        if not isinstance(payload, dict):
+        parsed = json.loads(stdin_text) if stdin_text.strip() else {}
+        if not isinstance(parsed, dict):
             raise ValueError("hook payload is not a JSON object")
+        payload = parsed
         config = load_config(config_path)
         off = config.disabled()
         if off:
@@ -333,7 +334,10 @@ def run_hook(host: str, stdin_text: str, config_path: str | None = None) -> str:
             return ""
         message = f"{type(exc).__name__}: {exc}" if not isinstance(exc, _Budget) else str(exc)
         print(f"sjc hook: {message}; the summary is left as the host wrote it", file=sys.stderr)
-        _log_fault(config, host, payload, "timeout" if isinstance(exc, _Budget) else "error", message)
+        try:
+            _log_fault(config, host, payload, "timeout" if isinstance(exc, _Budget) else "error", message)
+        except Exception as log_exc:
+            print(f"sjc hook: could not log the fault: {log_exc}", file=sys.stderr)
         return ""
     finally:
         if old_handler is not None:
@@ -348,7 +352,10 @@ def main(host: str, config_path: str | None = None) -> int:
         print(f"sjc hook: cannot read stdin: {exc}", file=sys.stderr)
         data = ""
     out = run_hook(host, data, config_path)
-    if out:
-        sys.stdout.write(out + "\n")
-        sys.stdout.flush()
+    try:
+        if out:
+            sys.stdout.write(out + "\n")
+            sys.stdout.flush()
+    except Exception as exc:  # the host closed the pipe: nothing more to do
+        print(f"sjc hook: cannot write the output: {exc}", file=sys.stderr)
     return 0

@@ -92,3 +92,20 @@ def test_bad_jsonl_line(tmp_path):
 def test_help_and_version():
     assert run("--help").returncode == 0
     assert run("--version").stdout.startswith("sjc ")
+
+
+def test_transcript_and_boundary(tmp_path):
+    from tests.test_hosts import small_cc
+
+    path = small_cc(tmp_path)
+    env = {"SJC_DECISION_LOG": str(tmp_path / "l.jsonl")}
+    r = run("judge", "--transcript", str(path), "--boundary", "0", "--json", env_extra=env)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["entries"][0]["text"].strip() == "- fix the flaky test"
+    rec = json.loads((tmp_path / "l.jsonl").read_text().splitlines()[-1])
+    assert rec["boundary"] == 0 and rec["session"] == "S"
+    bad = run("judge", "--transcript", str(path), "--boundary", "9", env_extra=env)
+    assert bad.returncode == 2 and "boundary 9 does not exist" in bad.stderr
+    nob = run("judge", "--boundary", "1", stdin="- a\n", env_extra=env)
+    assert nob.returncode == 2 and "--boundary needs --transcript" in nob.stderr

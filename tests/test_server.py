@@ -87,3 +87,30 @@ def test_kill_switch_through_the_server(tmp_path):
     r = anyio.run(lambda: _session(tmp_path, go, SJC_DISABLE="1"))
     assert r.structured_content["pruned_summary"] == summary
     assert r.structured_content["removed"] == 0
+
+
+def test_transcript_under_allowed_roots_and_refused_outside(tmp_path):
+    from tests.test_hosts import small_cc
+
+    inside = tmp_path / "projects"
+    inside.mkdir()
+    path = small_cc(inside)
+    (tmp_path / "elsewhere").mkdir()
+    outside = small_cc(tmp_path / "elsewhere")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'allowed_roots = ["{inside}"]\n')
+
+    async def go(s: ClientSession):
+        ok = await s.call_tool("judge_summary", {"transcript_path": str(path), "boundary": 0})
+        newest = await s.call_tool("prune_summary", {"transcript_path": str(path)})
+        refused = await s.call_tool("judge_summary", {"transcript_path": str(outside)})
+        missing = await s.call_tool("judge_summary", {"transcript_path": str(inside / "none.jsonl")})
+        return ok, newest, refused, missing
+
+    ok, newest, refused, missing = anyio.run(lambda: _session(tmp_path, go, SJC_CONFIG=str(cfg)))
+    assert not ok.is_error and ok.structured_content["entries"][0]["text"].strip() == "- fix the flaky test"
+    assert not newest.is_error and newest.structured_content["chars_before"] == len(
+        "This session is being continued...\n\nSummary:\n1. Primary Request and Intent:\n   - push\n"
+    )
+    assert refused.is_error and "outside the allowed roots" in refused.content[0].text
+    assert missing.is_error and "not found" in missing.content[0].text

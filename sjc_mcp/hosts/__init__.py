@@ -28,20 +28,22 @@ def detect(path: str | Path) -> str:
     text = head.decode("utf-8", "replace").lstrip()
     if text.startswith("{") and '"messages"' in text[:2048] and '"sessionId"' in text[:2048]:
         return "gemini"
-    for line in text.splitlines()[:20]:
+    records = []
+    for line in text.splitlines()[:50]:
         try:
-            first = json.loads(line)
+            rec = json.loads(line)
         except ValueError:
             continue
-        if not isinstance(first, dict):
-            continue
-        if codex.looks_like(first):
-            return "codex"
-        if gemini.looks_like(first):
-            return "gemini"
-        if claude_code.looks_like(first):
-            return "claude-code"
+        if isinstance(rec, dict):
+            records.append(rec)
+    if not records:
         return "generic"
+    if codex.looks_like(records[0]):
+        return "codex"
+    if any(gemini.looks_like(r) for r in records):
+        return "gemini"
+    if any(claude_code.looks_like(r) for r in records):
+        return "claude-code"
     return "generic"
 
 

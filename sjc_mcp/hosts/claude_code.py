@@ -53,7 +53,7 @@ class _Index:
 
 
 def looks_like(first: dict[str, Any]) -> bool:
-    return "sessionId" in first or "parentUuid" in first or first.get("type") in ("file-history-snapshot", "summary")
+    return "parentUuid" in first or first.get("type") in ("file-history-snapshot", "queue-operation")
 
 
 def _index(path: Path) -> _Index:

@@ -21,6 +21,7 @@ from sjc_mcp.summary._engine import Builder, clean_title, markdown_heading
 
 WRAPPER = "This session is being continued from a previous conversation"
 _SECTION = re.compile(r"^\d{1,2}\.[ \t]+(\S[^\n]{0,100}?):[ \t]*$")
+_SECTION_ANYWHERE = re.compile(_SECTION.pattern, re.MULTILINE)
 _CLOSING = re.compile(
     r"^(If you need specific details from before compaction|Please continue the conversation from where"
     r"|Continue the conversation from where it left off|Recent messages are preserved verbatim"
@@ -34,7 +35,7 @@ def looks_like(text: str) -> bool:
     return (
         text.lstrip().startswith(WRAPPER)
         or "<summary>" in text
-        or (_SUMMARY_LINE.search(text) is not None and _SECTION.search(text) is not None)
+        or (_SUMMARY_LINE.search(text) is not None and _SECTION_ANYWHERE.search(text) is not None)
     )
 
 

@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+import json
+import subprocess
+
+from sjc_mcp.install import hook_block
+from tests.conftest import ROOT, sjc_exe
+
+
+def sjc(*args, home):
+    import os
+
+    env = dict(os.environ, HOME=str(home))
+    return subprocess.run([sjc_exe(), *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_install_merges_keeps_unrelated_and_uninstall_restores(tmp_path):
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    original = {
+        "model": "opus",
+        "permissions": {"allow": ["Bash(ls)"]},
+        "hooks": {
+            "PreCompact": [{"matcher": "auto", "hooks": [{"type": "command", "command": "echo mine"}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": "notify"}]}],
+        },
+    }
+    settings.write_text(json.dumps(original, indent=2))
+    dry = sjc("install", "claude-code", "--dry-run", home=tmp_path)
+    assert dry.returncode == 0 and json.loads(settings.read_text()) == original
+    r = sjc("install", "claude-code", home=tmp_path)
+    assert r.returncode == 0 and "installed" in r.stdout
+    after = json.loads(settings.read_text())
+    assert after["model"] == "opus" and after["permissions"] == original["permissions"]
+    assert after["hooks"]["Stop"] == original["hooks"]["Stop"]
+    pre = after["hooks"]["PreCompact"]
+    assert pre[0] == original["hooks"]["PreCompact"][0] and "sjc" in pre[1]["hooks"][0]["command"]
+    assert after["hooks"]["SessionStart"][0]["matcher"] == "compact"
+    assert list(tmp_path.joinpath(".claude").glob("settings.json.sjc-backup-*"))
+    again = sjc("install", "claude-code", home=tmp_path)
+    assert "already installed" in again.stdout and json.loads(settings.read_text()) == after
+    out = sjc("uninstall", "claude-code", home=tmp_path)
+    assert out.returncode == 0 and json.loads(settings.read_text()) == original
+
+
+def test_codex_install_into_empty_home_and_back(tmp_path):
+    r = sjc("install", "codex", home=tmp_path)
+    hooks = json.loads((tmp_path / ".codex" / "hooks.json").read_text())
+    assert r.returncode == 0 and set(hooks["hooks"]) == {"PostCompact", "UserPromptSubmit"}
+    sjc("uninstall", "codex", home=tmp_path)
+    assert not (tmp_path / ".codex" / "hooks.json").exists()
+
+
+def test_broken_settings_is_a_clear_error(tmp_path):
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text("{oops")
+    r = sjc("install", "claude-code", home=tmp_path)
+    assert r.returncode == 2 and "not valid JSON" in r.stderr
+    assert (tmp_path / ".claude" / "settings.json").read_text() == "{oops"
+
+
+def test_shipped_hook_files_match_what_install_writes():
+    hooks = ROOT / "hooks"
+    assert json.loads((hooks / "claude-code-settings.json").read_text())["hooks"] == hook_block("claude-code", "sjc")
+    assert json.loads((hooks / "codex-hooks.json").read_text())["hooks"] == hook_block("codex", "sjc")
+    plugin = json.loads((hooks / "hooks.json").read_text())["hooks"]
+    expected = json.loads(
+        json.dumps(hook_block("claude-code", "${CLAUDE_PLUGIN_ROOT}/hooks/sjc-hook")).replace(
+            "sjc-hook hook claude-code", "sjc-hook claude-code"
+        )
+    )
+    assert plugin == expected
+    assert (hooks / "sjc-hook").stat().st_mode & 0o111
