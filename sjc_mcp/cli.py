@@ -38,6 +38,27 @@ def build_parser() -> argparse.ArgumentParser:
     _add_judge_args(j)
     p = sub.add_parser("prune", help="print the summary with its unsupported entries removed")
     _add_judge_args(p)
+    e = sub.add_parser("eval", help="measure the judge on labelled provenance cases")
+    e.add_argument("paths", nargs="+", metavar="PATH", help="case files or folders")
+    e.add_argument(
+        "--policy",
+        choices=["sjc", "paper"],
+        default="sjc",
+        help="paper: user messages are not a source (as in the paper)",
+    )
+    e.add_argument(
+        "--loo",
+        action="store_true",
+        help="leave-one-case-out: score each case with lexical weights fitted on the others",
+    )
+    e.add_argument("--threshold", type=float, help="decision threshold (default from config)")
+    e.add_argument("--config", metavar="FILE")
+    e.add_argument("--json", action="store_true")
+    c = sub.add_parser("calibrate", help="fit the offline judge's weights on labelled cases")
+    c.add_argument("paths", nargs="+", metavar="PATH", help="case files or folders")
+    c.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write weights.json")
+    c.add_argument("--policy", choices=["sjc", "paper"], default="sjc")
+    c.add_argument("--config", metavar="FILE")
     for name, text in (
         ("install", "add the sjc hooks to a host's settings (with a backup)"),
         ("uninstall", "take the sjc hooks out of a host's settings"),
@@ -157,6 +178,37 @@ def _run_judge(args: argparse.Namespace, prune: bool) -> int:
     return 0
 
 
+def _run_eval(args: argparse.Namespace) -> int:
+    from sjc_mcp.config import load_config
+    from sjc_mcp.errors import InputError
+    from sjc_mcp.eval import evaluate, render_text
+
+    config = load_config(args.config)
+    if args.threshold is not None:
+        if not 0 <= args.threshold <= 1:
+            raise InputError(f"threshold must be between 0 and 1, got {args.threshold}")
+        config = config.model_copy(update={"threshold": args.threshold})
+    report = evaluate(args.paths, config, policy=args.policy, loo=args.loo)
+    print(json.dumps(report, indent=2) if args.json else render_text(report))
+    return 0
+
+
+def _run_calibrate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from sjc_mcp.config import load_config
+    from sjc_mcp.eval import calibrate
+
+    weights = calibrate(args.paths, load_config(args.config), policy=args.policy)
+    out = Path(args.output)
+    tmp = out.with_name(f".{out.name}.tmp")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp.write_text(json.dumps(weights, indent=2, sort_keys=True) + "\n")
+    tmp.replace(out)
+    print(f"wrote {out}: fitted on {len(weights['fitted_on'])} cases, {weights['entries']} labelled entries")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -177,6 +229,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             _, message = fn(args.host, args.scope, args.dry_run)
             print(message)
             return 0
+        if args.command == "eval":
+            return _run_eval(args)
+        if args.command == "calibrate":
+            return _run_calibrate(args)
         if args.command in ("judge", "prune"):
             return _run_judge(args, prune=args.command == "prune")
         parser.error(f"unknown command {args.command}")

@@ -20,24 +20,9 @@ from sjc_mcp.judges.base import Judge
 from sjc_mcp.metrics import auroc
 from sjc_mcp.pipeline import build_request, decide
 from sjc_mcp.summary import split_summary
+from sjc_mcp.text import is_forward_section
 
-FORWARD_WORDS = (
-    "pending",
-    "todo",
-    "next step",
-    "current work",
-    "decision",
-    "plan",
-    "task state",
-    "task_state",
-    "remaining",
-    "next",
-)
-
-
-def is_forward(section: str) -> bool:
-    s = section.lower()
-    return any(w in s for w in FORWARD_WORDS)
+is_forward = is_forward_section
 
 
 class _Progress:
@@ -246,3 +231,24 @@ def render_text(report: dict[str, Any]) -> str:
         + ", ".join(f"{c['threshold']:.1f}:{c['pruned_fraction']:.2f}" for c in report["pruned_by_threshold"]),
     ]
     return "\n".join(lines)
+
+
+def calibrate(paths: Sequence[str], config: Config, policy: str = "sjc") -> dict[str, Any]:
+    """Fit the lexical judge's weights on every labelled entry of the cases; returns the weights file."""
+    from sjc_mcp.judges.lexical import fit_weights
+
+    if policy == "paper":
+        config = config.model_copy(update={"sources": [s for s in config.sources if s != "user_message"]})
+    rows: list[tuple[list[float], bool]] = []
+    ids = []
+    for p in case_paths(paths):
+        case = load_case(p)
+        parsed, request = case_request(case, config)
+        rows += _labelled_rows(case, parsed, request, policy)
+        ids.append(case.id)
+    if not rows or all(y for _, y in rows) or not any(y for _, y in rows):
+        from sjc_mcp.errors import InputError
+
+        raise InputError("calibration needs labelled entries of both kinds (supported and not)")
+    weights = fit_weights([r for r, _ in rows], [y for _, y in rows])
+    return weights.to_json(fitted_on=sorted(ids), entries=len(rows), policy=policy)

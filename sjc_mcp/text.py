@@ -24,3 +24,15 @@ def tokens(text: str) -> list[str]:
 def estimate_tokens(text: str) -> int:
     """A model-token estimate (about four characters a token); labelled as an estimate wherever shown."""
     return (len(text) + 3) // 4
+
+
+_FORWARD = re.compile(
+    r"pending|todo|next step|current work|decision|plan|task state|task_state|remaining|user asks|\bnext\b",
+    re.IGNORECASE,
+)
+
+
+def is_forward_section(section: str) -> bool:
+    """Forward-looking sections (pending tasks, open TODOs, next steps, current work, decisions, plans,
+    task state): where compressors put what they invent, and where the judge is measured."""
+    return bool(_FORWARD.search(section))

@@ -10,6 +10,22 @@ from sjc_mcp.models import Source, Turn
 
 Role = Literal["user", "assistant", "tool_call", "tool_output"]
 
+# Tools whose input is the agent's own plan or to-do list and whose output only echoes it: the agent's
+# words, never a source (a plan the agent wrote down is still a plan).
+PLANNING_TOOLS = frozenset(
+    {
+        "TodoWrite",
+        "TaskCreate",
+        "TaskUpdate",
+        "TaskList",
+        "ExitPlanMode",
+        "EnterPlanMode",
+        "update_plan",
+        "write_todos",
+        "todo_write",
+    }
+)
+
 
 class Item(BaseModel):
     role: Role
@@ -40,6 +56,8 @@ class Boundary(BaseModel):
         for it in [*self.span, *self.retained]:
             if it.role == "tool_output":
                 call = calls.get(it.call_id) if it.call_id else None
+                if (it.name or (call.name if call else None)) in PLANNING_TOOLS:
+                    continue
                 out.append(
                     Source(
                         kind="tool_output",
@@ -55,7 +73,12 @@ class Boundary(BaseModel):
         return out
 
     def assistant_prose(self) -> list[str]:
-        return [it.content for it in self.span if it.role == "assistant" and it.content.strip()]
+        """The agent's own words in the span: its messages and what it wrote into planning tools."""
+        return [
+            it.content
+            for it in self.span
+            if (it.role == "assistant" or (it.role == "tool_call" and it.name in PLANNING_TOOLS)) and it.content.strip()
+        ]
 
     def retained_turns(self) -> list[Turn]:
         return [Turn(role=it.role, content=it.content, name=it.name) for it in self.retained]
