@@ -36,6 +36,37 @@ class LexicalConfig(_Table):
     weights: str | None = Field(None, description="path of a weights.json from `sjc calibrate`")
 
 
+class RemoteJudgeConfig(_Table):
+    base_url: str
+    model: str
+    api_key_env: str
+    connect_timeout_s: float = Field(5.0, gt=0, le=120)
+    read_timeout_s: float = Field(60.0, gt=0, le=600)
+    total_timeout_s: float = Field(90.0, gt=0, le=1800, description="for one whole boundary, retries included")
+    max_retries: int = Field(2, ge=0, le=10)
+
+
+class JevConfig(RemoteJudgeConfig):
+    base_url: str = "https://api.typesafe.ai"
+    model: str = "jev-latest"
+    api_key_env: str = "TYPESAFE_API_KEY"
+    state_budget_tokens: int = Field(32_000, ge=1000, le=1_000_000)
+
+
+class OpenAIConfig(RemoteJudgeConfig):
+    base_url: str = "https://api.openai.com/v1"
+    model: str = "gpt-4o-mini"
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = Field(8, ge=1, le=64)
+
+
+class AnthropicConfig(RemoteJudgeConfig):
+    base_url: str = "https://api.anthropic.com"
+    model: str = "claude-haiku-4-5"
+    api_key_env: str = "ANTHROPIC_API_KEY"
+    max_tokens: int = Field(4096, ge=256, le=64_000)
+
+
 class HookConfig(_Table):
     time_budget_s: float = Field(20.0, gt=0, le=600)
 
@@ -54,6 +85,9 @@ class Config(_Table):
     )
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     lexical: LexicalConfig = Field(default_factory=LexicalConfig)
+    jev: JevConfig = Field(default_factory=JevConfig)
+    openai: OpenAIConfig = Field(default_factory=OpenAIConfig)
+    anthropic: AnthropicConfig = Field(default_factory=AnthropicConfig)
     hook: HookConfig = Field(default_factory=HookConfig)
     disabled_by_env: bool = Field(False, exclude=True, description="set from SJC_DISABLE=1, never from a file")
     path: str | None = Field(None, exclude=True, description="the file this config was read from")

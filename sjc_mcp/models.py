@@ -135,6 +135,7 @@ class JudgeOutput(BaseModel):
     name: str
     model: str
     errors: list[str] = Field(default_factory=list)
+    redactions: int = Field(0, description="secrets replaced before anything left the machine")
 
 
 class EntryResult(BaseModel):
@@ -163,6 +164,7 @@ class JudgeResult(BaseModel):
     mode: str = "enforce"
     disabled: bool = False
     errors: list[str] = Field(default_factory=list)
+    redactions: int = 0
     duration_ms: float = 0.0
 
 

@@ -190,6 +190,7 @@ def _log_record(result: JudgeResult, summary: str, after: str, meta: dict[str, A
         "tokens_after": estimate_tokens(after),
         "tokens_estimated": True,
         "duration_ms": round(result.duration_ms, 2),
+        "redactions": result.redactions,
         "errors": result.errors,
     }
 
@@ -253,6 +254,7 @@ def _judge(
                 host=parsed.host,
                 mode=config.mode,
                 errors=errors,
+                redactions=out.redactions,
             )
     result.duration_ms = t.ms
     return result, parsed, config

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
 _BACKENDS: dict[str, str] = {
     "lexical": "sjc_mcp.judges.lexical",
+    "jev": "sjc_mcp.judges.jev",
+    "openai": "sjc_mcp.judges.openai",
+    "anthropic": "sjc_mcp.judges.anthropic",
 }
 
 
