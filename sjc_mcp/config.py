@@ -23,7 +23,9 @@ SourceName = Literal["tool_output", "user_message", "previous_summary"]
 
 
 class _Table(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # Schemas are built on first validation, not at import: a process with no config file to validate
+    # (the usual hook run) never pays for them.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class RetrievalConfig(_Table):
@@ -83,12 +85,12 @@ class Config(_Table):
     allowed_roots: list[str] = Field(
         default_factory=lambda: ["~/.claude/projects", "~/.codex/sessions", "~/.gemini/tmp", "."]
     )
-    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
-    lexical: LexicalConfig = Field(default_factory=LexicalConfig)
-    jev: JevConfig = Field(default_factory=JevConfig)
-    openai: OpenAIConfig = Field(default_factory=OpenAIConfig)
-    anthropic: AnthropicConfig = Field(default_factory=AnthropicConfig)
-    hook: HookConfig = Field(default_factory=HookConfig)
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig.model_construct)
+    lexical: LexicalConfig = Field(default_factory=LexicalConfig.model_construct)
+    jev: JevConfig = Field(default_factory=JevConfig.model_construct)
+    openai: OpenAIConfig = Field(default_factory=OpenAIConfig.model_construct)
+    anthropic: AnthropicConfig = Field(default_factory=AnthropicConfig.model_construct)
+    hook: HookConfig = Field(default_factory=HookConfig.model_construct)
     disabled_by_env: bool = Field(False, exclude=True, description="set from SJC_DISABLE=1, never from a file")
     path: str | None = Field(None, exclude=True, description="the file this config was read from")
 
@@ -167,10 +169,13 @@ def load_config(path: str | os.PathLike[str] | None = None, env: dict[str, str] 
     for bad in ("disabled_by_env", "path"):
         if bad in data:
             raise ConfigError(f"{where}: unknown key {bad!r}")
-    try:
-        cfg = Config.model_validate(data)
-    except ValidationError as exc:
-        raise _one_line(exc, where) from None
+    if not data:
+        cfg = Config.model_construct()  # nothing to validate: the defaults are valid by construction
+    else:
+        try:
+            cfg = Config.model_validate(data)
+        except ValidationError as exc:
+            raise _one_line(exc, where) from None
     cfg.disabled_by_env = env.get("SJC_DISABLE", "") not in ("", "0", "false", "no")
     cfg.path = str(chosen) if chosen else None
     return cfg

@@ -10,15 +10,15 @@ every passage, which is what keeps a 2 MB span fast.
 
 from __future__ import annotations
 
-import heapq
-import math
-from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sjc_mcp.models import Chunk, Origin, Source
-from sjc_mcp.text import tokens
+from sjc_mcp.text import STOPWORDS, tokens
 
+_KEEP = bytes(b if (97 <= b <= 122 or 48 <= b <= 57 or b == 1) else 32 for b in range(256))
+_STOP_BYTES = frozenset(w.encode() for w in STOPWORDS) | {b"\x01"}
 K1 = 1.5
 B = 0.75
 EPSILON = 0.25
@@ -57,70 +57,116 @@ class Passage:
 
 
 class EvidenceIndex:
-    """Chunks and passages of every source, with a BM25 inverted index over the passages."""
+    """Chunks and passages of every source, with a BM25 inverted index over the passages.
+
+    Postings are flat numpy arrays grouped by term, and every posting's BM25 contribution is computed
+    once at build time, so scoring a query is a few vector additions per query word."""
 
     def __init__(self, sources: Sequence[Source], passage_chars: int = 300, chunk_chars: int = 2000) -> None:
+        import numpy as np
+
         self.sources = list(sources)
         self.chunks: list[Chunk] = []
         self.passages: list[Passage] = []
         seen: dict[str, int] = {}
-        postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        lengths: list[int] = []
+        pieces: list[str] = []  # every passage, lower-cased, each followed by a separator
         for si, src in enumerate(self.sources):
             text = source_text(src)
-            origin = Origin(kind=src.kind, name=src.name, call_id=src.call_id)
+            origin = Origin.model_construct(kind=src.kind, name=src.name, call_id=src.call_id)
             for cs, ce in _cut(text, chunk_chars):
                 body = text[cs:ce]
                 if not body.strip() or body in seen:
                     continue
                 cid = len(self.chunks)
                 seen[body] = cid
-                self.chunks.append(Chunk(id=cid, source=si, origin=origin, text=body, start=cs))
+                # built from validated sources: no need to validate again
+                self.chunks.append(Chunk.model_construct(id=cid, source=si, origin=origin, text=body, start=cs))
+                lowered = body.lower()
                 for ps, pe in _cut(body, passage_chars):
-                    toks = tokens(body[ps:pe])
-                    pid = len(self.passages)
                     self.passages.append(Passage(cid, ps, pe))
-                    lengths.append(len(toks))
-                    for term, tf in Counter(toks).items():
-                        postings[term].append((pid, tf))
-        self.postings = postings
+                    pieces.append(lowered[ps:pe])
+        # One pass over everything, as bytes: every byte that is not [a-z0-9] becomes a space, and a
+        # separator token closes each passage. Words are the runs the regex in ``tokens`` finds.
+        joined = (" \x01 ".join(pieces) + " \x01 ").encode("utf-8", "surrogatepass") if pieces else b""
+        words = joined.translate(_KEEP).split()
         n = len(self.passages)
-        self.avgdl = (sum(lengths) / n) if n else 0.0
-        self.norm = [K1 * (1 - B + B * dl / self.avgdl) if self.avgdl else K1 for dl in lengths]
-        self.idf: dict[str, float] = {}
-        if n:
-            idf_sum = 0.0
-            negative: list[str] = []
-            for term, plist in postings.items():
-                df = len(plist)
-                val = math.log(n - df + 0.5) - math.log(df + 0.5)
-                self.idf[term] = val
-                idf_sum += val
-                if val < 0:
-                    negative.append(term)
-            eps = EPSILON * idf_sum / len(self.idf)
-            for term in negative:
-                self.idf[term] = eps
+        distinct = set(words)
+        dropped = {w for w in distinct if len(w) < 2 or w in _STOP_BYTES}
+        vocab = {w.decode(): i for i, w in enumerate(distinct - dropped)}
+        stop, sep = len(vocab), len(vocab) + 1
+        lookup = dict.fromkeys(dropped, stop)
+        lookup[b"\x01"] = sep
+        lookup.update((w.encode(), i) for w, i in vocab.items())
+        ids = np.fromiter(map(lookup.__getitem__, words), dtype=np.int64, count=len(words))
+        is_sep = ids == sep
+        pids = np.cumsum(is_sep) - is_sep  # the passage each word belongs to
+        keep = ids < stop
+        ids, pids = ids[keep], pids[keep]
+        self.vocab = vocab
+        if not n or not vocab:
+            self._starts = np.zeros(1, dtype=np.int64)
+            self._pids = self._contrib = np.zeros(0)
+            self.idf: dict[str, float] = {}
+            return
+        lens = np.bincount(pids, minlength=n).astype(np.float64)
+        # one posting per (word, passage), sorted by word then passage; its count is the term frequency
+        pairs, tf = np.unique(ids * n + pids, return_counts=True)
+        post_word, post_pid = pairs // n, pairs % n
+        df = np.bincount(post_word, minlength=len(vocab))
+        idf = np.log(n - df + 0.5) - np.log(df + 0.5)
+        idf = np.where(idf < 0, EPSILON * float(idf.mean()), idf)  # rank_bm25's floor for very common words
+        avgdl = float(lens.mean())
+        norm = K1 * (1 - B + B * lens / avgdl) if avgdl else np.full(n, K1)
+        tf = tf.astype(np.float64)
+        self._pids = post_pid
+        self._contrib = idf[post_word] * tf * (K1 + 1) / (tf + norm[post_pid])
+        self._starts = np.concatenate(([0], np.cumsum(df)))
+        self.idf = dict(zip(vocab, idf.tolist(), strict=True))
 
     def __len__(self) -> int:
         return len(self.passages)
 
+    def _accumulate(self, query: str) -> tuple[Any, Any]:
+        import numpy as np
+
+        acc = np.zeros(len(self.passages), dtype=np.float64)
+        touched = np.zeros(len(self.passages), dtype=bool)
+        for term in tokens(query):  # a repeated word counts again, as in rank_bm25
+            t = self.vocab.get(term)
+            if t is not None:
+                a, b = self._starts[t], self._starts[t + 1]
+                ids = self._pids[a:b]
+                acc[ids] += self._contrib[a:b]
+                touched[ids] = True
+        return acc, touched
+
     def scores(self, query: str) -> dict[int, float]:
         """BM25 score of every passage that shares a word with ``query`` (others score 0)."""
-        acc: dict[int, float] = defaultdict(float)
-        for term in tokens(query):
-            idf = self.idf.get(term)
-            if idf is None:
-                continue
-            for pid, tf in self.postings[term]:
-                acc[pid] += idf * tf * (K1 + 1) / (tf + self.norm[pid])
-        return acc
+        if not self.passages:
+            return {}
+        import numpy as np
+
+        acc, touched = self._accumulate(query)
+        return {int(i): float(acc[i]) for i in np.flatnonzero(touched)}
 
     def top_passages(self, query: str, k: int = 3) -> list[tuple[int, float]]:
-        acc = self.scores(query)
-        # Every passage that shares a word with the query is a candidate, even where Okapi's IDF goes
-        # negative (a word in more than half of a tiny span's passages): BM25 only ranks them.
-        return heapq.nlargest(k, acc.items(), key=lambda kv: (kv[1], -kv[0]))
+        """The ``k`` best passages, best first (ties: the earlier passage). Every passage that shares a
+        word with the query is a candidate, even where Okapi's IDF goes negative (a word in more than half
+        of a tiny span's passages): BM25 only ranks them."""
+        if not self.passages:
+            return []
+        import numpy as np
+
+        acc, touched = self._accumulate(query)
+        cand = np.flatnonzero(touched)
+        if cand.size == 0:
+            return []
+        if cand.size > 4 * k:  # keep the best few, then order them exactly
+            part = np.argpartition(-acc[cand], 4 * k)[: 4 * k]
+            kth = np.sort(acc[cand][part])[-k]
+            cand = cand[acc[cand] >= kth]
+        order = np.lexsort((cand, -acc[cand]))[:k]
+        return [(int(cand[i]), float(acc[cand[i]])) for i in order]
 
     def passage_text(self, pid: int) -> str:
         p = self.passages[pid]

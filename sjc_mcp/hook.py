@@ -26,6 +26,13 @@ from typing import Any
 MAX_STDIN = 20_000_000
 MAX_CONTEXT = 10_000
 HOSTS = ("claude-code", "codex")
+HANDLED = {
+    ("claude-code", "PreCompact"),
+    ("claude-code", "SessionStart"),
+    ("claude-code", "PostCompact"),
+    ("codex", "PostCompact"),
+    ("codex", "UserPromptSubmit"),
+}
 
 
 class _Budget(Exception):
@@ -305,8 +312,6 @@ def run_hook(host: str, stdin_text: str, config_path: str | None = None) -> str:
     payload: dict[str, Any] = {}
     old_handler = None
     try:
-        from sjc_mcp.config import load_config
-
         if host not in HOSTS:
             raise ValueError(f"unknown hook host {host!r}; choose one of: {', '.join(HOSTS)}")
         if len(stdin_text) > MAX_STDIN:
@@ -315,6 +320,10 @@ def run_hook(host: str, stdin_text: str, config_path: str | None = None) -> str:
         if not isinstance(parsed, dict):
             raise ValueError("hook payload is not a JSON object")
         payload = parsed
+        if (host, str(payload.get("hook_event_name") or "")) not in HANDLED:
+            return ""  # an event we do not act on: no config, no log, nothing to pay for
+        from sjc_mcp.config import load_config
+
         config = load_config(config_path)
         off = config.disabled()
         if off:

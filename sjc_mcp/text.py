@@ -13,12 +13,13 @@ with would you your yes also after before again all any both each few further he
 being having doing about above below between during against
 """
 STOPWORDS = frozenset(_STOPWORDS.split())
-_WORD = re.compile(r"[a-z0-9]+")
+WORD = re.compile(r"[a-z0-9]{2,}")  # greedy: a run of one character never matches
 
 
 def tokens(text: str) -> list[str]:
     """Lower-cased alphanumeric words, stopwords and one-letter words dropped (for BM25)."""
-    return [t for t in _WORD.findall(text.lower()) if len(t) > 1 and t not in STOPWORDS]
+    stop = STOPWORDS
+    return [t for t in WORD.findall(text.lower()) if t not in stop]
 
 
 def estimate_tokens(text: str) -> int:

@@ -25,7 +25,7 @@ from sjc_mcp.text import STOPWORDS, is_forward_section
 _CODE = re.compile(r"`([^`\n]+)`")
 _QUOTED = re.compile(r"\"([^\"\n]{3,120})\"")
 _IDENT = re.compile(r"[A-Za-z0-9_$@#~+-]*(?:[./:][A-Za-z0-9_$@#~+-]+)+|[A-Za-z_]*\d[\w.]*|[a-z]+[A-Z]\w*|\w+_\w+")
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = re.compile(r"[a-z0-9]{3,}")
 _DIRECTIVE_START = re.compile(
     r"^(?:\[?(?:todo|pending|next)\]?\s*:?\s*)?(add|run|open|commit|push|write|check|verify|implement|create|fix|"
     r"update|consider|investigate|send|report|ask|wait|time|document|review|test|deploy|merge|refactor|"
@@ -42,7 +42,7 @@ _DIRECTIVE_CUE = re.compile(
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in STOPWORDS}
+    return set(_WORD.findall(text.lower())) - STOPWORDS
 
 
 def anchors(text: str) -> set[str]:
@@ -285,7 +285,9 @@ class LexicalJudge:
 
     def features(self, request: JudgeRequest) -> list[tuple[dict[str, float], Chunk | None, str | None, bool]]:
         chunks = {c.id: c for c in request.evidence}
-        chunk_words = {cid: _words(c.text) for cid, c in chunks.items()}
+        # each chunk's lines and their words, computed once: chunk words, windows and quotes use them
+        chunk_lines = {cid: [(ln, _words(ln)) for ln in c.text.splitlines() if ln.strip()] for cid, c in chunks.items()}
+        chunk_words = {cid: set().union(*(w for _, w in lines)) for cid, lines in chunk_lines.items()}
         n_docs = max(1, len(chunks))
         df: dict[str, int] = {}
         for ws in chunk_words.values():
@@ -297,9 +299,13 @@ class LexicalJudge:
         prose_words = [_words(p) for p in request.assistant_prose]
         task_words = _words(request.task or "")
         windows: dict[int, list[set[str]]] = {}
-        for cid, c in chunks.items():
-            lines = [_words(line) for line in c.text.splitlines() if line.strip()]
-            windows[cid] = [set().union(*lines[i : i + 3]) for i in range(max(1, len(lines) - 2))] if lines else []
+        for cid, lines in chunk_lines.items():
+            ws = [w for _, w in lines]
+            windows[cid] = (
+                [ws[i] | ws[i + 1] | ws[i + 2] for i in range(len(ws) - 2)]
+                if len(ws) > 2
+                else ([set().union(*ws)] if ws else [])
+            )
         out = []
         for e in request.entries:
             ew = _words(e.text)
@@ -307,7 +313,7 @@ class LexicalJudge:
             total = sum(weight.values()) or 1.0
 
             def cov(words: set[str], weight: dict[str, float] = weight, total: float = total) -> float:
-                return sum(v for w, v in weight.items() if w in words) / total
+                return sum(map(weight.__getitem__, weight.keys() & words)) / total
 
             mine = [cid for cid in e.evidence if cid in chunks]
             seen: set[str] = set()
@@ -354,19 +360,23 @@ class LexicalJudge:
                 best = next((chunks[c] for c in mine if conflict in chunks[c].text), None)
                 out.append((feats, best, conflict, True))
             else:
-                best, quote = self._quote(e.text, weight, [chunks[c] for c in mine])
+                best, quote = self._quote(weight, [(chunks[c], chunk_lines[c]) for c in mine])
                 out.append((feats, best, quote, False))
         return out
 
     @staticmethod
-    def _quote(text: str, weight: dict[str, float], chunks: list[Chunk]) -> tuple[Chunk | None, str | None]:
+    def _quote(
+        weight: dict[str, float], chunks: list[tuple[Chunk, list[tuple[str, set[str]]]]]
+    ) -> tuple[Chunk | None, str | None]:
+        """The evidence line that covers the entry's weighted words best."""
         best: tuple[float, Chunk | None, str | None] = (0.0, None, None)
-        for c in chunks:
-            for line in c.text.splitlines():
-                lw = _words(line)
-                s = sum(v for w, v in weight.items() if w in lw)
-                if s > best[0]:
-                    best = (s, c, line.strip()[:240])
+        for c, lines in chunks:
+            for line, lw in lines:
+                common = lw & weight.keys()
+                if common:
+                    s = sum(weight[w] for w in common)
+                    if s > best[0]:
+                        best = (s, c, line.strip()[:240])
         return best[1], best[2]
 
     def feature_vectors(self, request: JudgeRequest) -> list[list[float]]:
