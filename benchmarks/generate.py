@@ -16,7 +16,13 @@ import random
 import uuid as uuidlib
 from pathlib import Path
 
-WORDS = ["cache", "bucket", "limiter", "token", "refill", "request", "handler", "session", "checkpoint", "commit", "branch", "merge", "config", "parser", "router", "schema", "migration", "backfill", "invoice", "account", "currency", "worker", "queue", "retry", "timeout", "socket", "client", "server", "metrics", "counter", "gauge", "eviction", "budget", "partition", "loader", "writer", "reader", "stream", "buffer", "encoder", "decoder"]
+_WORDS = """
+cache bucket limiter token refill request handler session checkpoint commit branch merge config
+parser router schema migration backfill invoice account currency worker queue retry timeout
+socket client server metrics counter gauge eviction budget partition loader writer reader
+stream buffer encoder decoder
+"""
+WORDS = _WORDS.split()
 MODULES = ["api", "core", "store", "cli", "worker", "billing", "auth", "metrics", "sync", "render"]
 
 
@@ -32,7 +38,7 @@ def _path(rnd: random.Random) -> str:
 def _file_read(rnd: random.Random) -> tuple[str, str]:
     path = _path(rnd)
     lines = []
-    for n in range(1, rnd.randint(40, 160)):
+    for _ in range(1, rnd.randint(40, 160)):
         kind = rnd.random()
         if kind < 0.15:
             lines.append(f"def {_ident(rnd)}(self, {rnd.choice(WORDS)}: int = {rnd.randint(0, 999)}) -> None:")
@@ -80,7 +86,8 @@ def _git(rnd: random.Random) -> tuple[str, str]:
     sha = "".join(rnd.choices("0123456789abcdef", k=7))
     files = [_path(rnd) for _ in range(rnd.randint(1, 6))]
     return json.dumps({"command": "git log --stat -1"}), (
-        f"commit {sha}\nAuthor: dev <dev@example.com>\n\n    {rnd.choice(WORDS)}: {' '.join(rnd.choices(WORDS, k=6))}\n\n"
+        f"commit {sha}\nAuthor: dev <dev@example.com>\n\n"
+        f"    {rnd.choice(WORDS)}: {' '.join(rnd.choices(WORDS, k=6))}\n\n"
         + "\n".join(f" {f} | {rnd.randint(1, 80)} +++--" for f in files)
         + f"\n {len(files)} files changed, {rnd.randint(1, 300)} insertions(+), {rnd.randint(0, 90)} deletions(-)"
     )
@@ -137,7 +144,7 @@ def summary(n: int, outputs: list[tuple[str, str, str]], seed: int = 11) -> str:
                     f"{_ident(rnd)} {rnd.choice(WORDS)} and open a PR"
                 )
                 continue
-            name, call, text = rnd.choice(outputs)
+            name, _, text = rnd.choice(outputs)
             line = rnd.choice([ln for ln in text.splitlines() if ln.strip()] or [text])
             parts.append(f"   - `{name}` showed: {line.strip()[:160]}")
         parts.append("")
