@@ -198,6 +198,68 @@ def bench_startup(runs: int) -> dict:
     }
 
 
+def bench_audit(runs: int) -> dict:
+    """``sjc audit --json`` on a log of 10,000 judged boundaries (30 entries each), and ``--verify``."""
+    from sjc_mcp import log as decision_log
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "decisions.jsonl"
+        prev = decision_log.GENESIS
+        entries = [
+            {
+                "id": i,
+                "section": "Pending Tasks",
+                "text_sha": "0" * 16,
+                "text": "an entry " * 15,
+                "score": i / 30,
+                "decision": "prune" if i < 6 else "keep",
+                "quote": "a quote " * 10,
+                "origin": "tool_output (Bash)",
+            }
+            for i in range(30)
+        ]
+        with path.open("w") as fh:
+            for i in range(10_000):
+                rec = {
+                    "v": 1,
+                    "op": "hook",
+                    "session": f"s{i % 200}",
+                    "boundary": i % 3,
+                    "host": "claude-code",
+                    "judge": {"name": "lexical", "model": "lexical-1"},
+                    "threshold": 0.5,
+                    "margin": 0.05,
+                    "mode": "enforce",
+                    "status": "judged",
+                    "entries": entries,
+                    "kept": 24,
+                    "pruned": 6,
+                    "unjudged": 0,
+                    "chars_before": 12000,
+                    "chars_after": 11000,
+                    "tokens_before": 3000,
+                    "tokens_after": 2750,
+                    "duration_ms": 40.0,
+                    "errors": [],
+                    "time": f"2026-11-30T00:00:{i % 60:02d}Z",
+                    "prev": prev,
+                }
+                rec["hash"] = decision_log.record_hash(rec)
+                prev = rec["hash"]
+                fh.write(json.dumps(rec) + "\n")
+        size = path.stat().st_size / 1e6
+        env = dict(os.environ, HOME=tmp)
+        audit_ms = median_ms(
+            lambda: subprocess.run([sjc_bin(), "audit", "--json", "--log", str(path)], env=env, capture_output=True),
+            runs,
+        )[0]
+        verify_ms = median_ms(
+            lambda: subprocess.run([sjc_bin(), "audit", "--verify", "--log", str(path)], env=env, capture_output=True),
+            runs,
+        )[0]
+    return {"log_mb": size, "audit_ms": audit_ms, "verify_ms": verify_ms}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=7)
@@ -226,6 +288,11 @@ def main() -> int:
     print(
         f"hook end to end on a {h['transcript_mb']:.0f} MB transcript (3 compactions): {h['hook_s']:.2f} s "
         f"(target <= 1.5), peak RSS {h['hook_peak_mb']:.0f} MB (target <= 250); {h['flagged']} entries flagged"
+    )
+    au = bench_audit(3)
+    print(
+        f"audit of 10,000 boundaries ({au['log_mb']:.0f} MB log): {au['audit_ms'] / 1000:.2f} s (target < 2), "
+        f"--verify {au['verify_ms'] / 1000:.2f} s"
     )
     st = bench_startup(a.runs)
     print(

@@ -59,6 +59,21 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write weights.json")
     c.add_argument("--policy", choices=["sjc", "paper"], default="sjc")
     c.add_argument("--config", metavar="FILE")
+    a = sub.add_parser("audit", help="what the decision log says: pruned entries, savings, warnings")
+    a.add_argument("--log", metavar="PATH", help="decision log (default from config)")
+    a.add_argument("--session", metavar="ID", help="only this session")
+    a.add_argument("--since", metavar="DATE", help="only records from this date or time on (ISO 8601)")
+    a.add_argument("--json", action="store_true", help="print JSON for scripts")
+    a.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
+    a.add_argument(
+        "--verify",
+        action="store_true",
+        help="check the hash chain; exit 1 if a record was altered, removed or reordered",
+    )
+    a.add_argument("--config", metavar="FILE")
+    r = sub.add_parser("replay", help="judge every compaction of recorded transcripts in shadow mode, and log it")
+    r.add_argument("paths", nargs="+", metavar="PATH", help="transcript files or folders")
+    r.add_argument("--config", metavar="FILE")
     for name, text in (
         ("install", "add the sjc hooks to a host's settings (with a backup)"),
         ("uninstall", "take the sjc hooks out of a host's settings"),
@@ -178,6 +193,56 @@ def _run_judge(args: argparse.Namespace, prune: bool) -> int:
     return 0
 
 
+def _run_audit(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from sjc_mcp import audit
+    from sjc_mcp.config import load_config
+
+    config = load_config(args.config)
+    path = Path(args.log).expanduser() if args.log else config.decision_log_path
+    if args.verify:
+        count, problems = audit.verify(path)
+        for p in problems:
+            print(p)
+        print(f"{path}: {count} records, {'chain intact' if not problems else f'{len(problems)} problems'}")
+        return 1 if problems else 0
+    records, corrupt = audit.read_log(path, args.session, args.since)
+    for c in corrupt:
+        print(f"sjc: {c}", file=sys.stderr)
+    report = audit.summarise(records, corrupt, config)
+    if args.html:
+        from sjc_mcp.report import render_html
+
+        out = Path(args.html)
+        tmp = out.with_name(f".{out.name}.tmp")
+        tmp.write_text(render_html(report, str(path)), encoding="utf-8")
+        tmp.replace(out)
+        print(f"wrote {out}")
+        return 0
+    if args.json:
+        report.pop("scores", None)
+        print(json.dumps(report, indent=2, default=str))
+    else:
+        audit.render_terminal(report)
+    return 0
+
+
+def _run_replay(args: argparse.Namespace) -> int:
+    from sjc_mcp.config import load_config
+    from sjc_mcp.replay import replay
+
+    config = load_config(args.config)
+    out = replay(args.paths, config)
+    for line in out["skipped"] + out["errors"]:
+        print(f"sjc: {line}", file=sys.stderr)
+    print(
+        f"replayed {out['boundaries']} compactions from {out['files']} files in shadow mode: "
+        f"{out['would_prune']} entries would have been pruned; see `sjc audit` (log: {config.decision_log_path})"
+    )
+    return 0
+
+
 def _run_eval(args: argparse.Namespace) -> int:
     from sjc_mcp.config import load_config
     from sjc_mcp.errors import InputError
@@ -229,6 +294,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             _, message = fn(args.host, args.scope, args.dry_run)
             print(message)
             return 0
+        if args.command == "audit":
+            return _run_audit(args)
+        if args.command == "replay":
+            return _run_replay(args)
         if args.command == "eval":
             return _run_eval(args)
         if args.command == "calibrate":

@@ -80,6 +80,7 @@ class Config(_Table):
     mode: Literal["enforce", "shadow"] = "enforce"
     sources: list[SourceName] = Field(default_factory=lambda: ["tool_output", "user_message", "previous_summary"])
     allow_remote: bool = False
+    calibrated_model: str | None = Field(None, description="the model id the threshold was tuned for (audit warns)")
     kill_switch: str = "~/.config/sjc/disabled"
     decision_log: str = "~/.local/state/sjc/decisions.jsonl"
     allowed_roots: list[str] = Field(

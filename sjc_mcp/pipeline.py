@@ -337,7 +337,8 @@ def prune_summary(
     )
     remove = {e.id for e in result.entries if e.decision == "prune"}
     enforce = config.mode == "enforce" and not result.disabled
-    after = parsed.render(remove) if enforce else summary
+    would = parsed.render(remove)
+    after = would if enforce else summary
     pruned = PruneResult(
         **result.model_dump(),
         pruned_summary=after,
@@ -347,7 +348,11 @@ def prune_summary(
         chars_after=len(after),
     )
     if log:
-        _write_log(config, _log_record(pruned, summary, after, {"op": "prune", **(meta or {})}, config), pruned)
+        record = _log_record(pruned, summary, after, {"op": "prune", **(meta or {})}, config)
+        if not enforce and not result.disabled:  # shadow: what pruning would have left
+            record["chars_after_enforced"] = len(would)
+            record["tokens_after_enforced"] = estimate_tokens(would)
+        _write_log(config, record, pruned)
     return pruned
 
 
