@@ -130,14 +130,17 @@ def render_html(report: dict[str, Any], log_path: str) -> str:
     tot = report["totals"]
     margin = report.get("margin") or 0.05
     data = json.dumps({"totals": tot}).replace("</", "<\\/")
+    csp = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
+    t = {k: int(tot.get(k, 0)) for k in ("records", "judged", "kept", "pruned", "chars_before", "chars_after",
+                                         "tokens_before", "tokens_after")}
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>sjc decision log</title>
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
+<meta http-equiv="Content-Security-Policy" content="{csp}">
 <style>{CSS}</style></head><body>
 <h1>sjc decision log</h1>
-<p class="meta">{_esc(log_path)} · {int(tot.get("records", 0))} records, {int(tot.get("judged", 0))} judged summaries ·
-kept {int(tot.get("kept", 0))}, pruned {int(tot.get("pruned", 0))} · characters {int(tot.get("chars_before", 0))}→{int(tot.get("chars_after", 0))}
-· tokens {int(tot.get("tokens_before", 0))}→{int(tot.get("tokens_after", 0))} (estimated)</p>
+<p class="meta">{_esc(log_path)} · {t["records"]} records, {t["judged"]} judged summaries · kept {t["kept"]},
+pruned {t["pruned"]} · characters {t["chars_before"]}→{t["chars_after"]} ·
+tokens {t["tokens_before"]}→{t["tokens_after"]} (estimated)</p>
 {warnings}
 <div class="charts">{histogram_svg(report["scores"])}{curve_svg(report["scores"], margin)}</div>
 <p><label>Session <select id="session">{options}</select></label> · <span id="shown"></span> boundaries shown</p>
