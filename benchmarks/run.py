@@ -260,6 +260,59 @@ def bench_audit(runs: int) -> dict:
     return {"log_mb": size, "audit_ms": audit_ms, "verify_ms": verify_ms}
 
 
+def bench_proxy(n: int = 300) -> dict:
+    """Pass-through latency on loopback: the same small request straight to a local upstream and through
+    ``sjc proxy``, alternating, ``n`` times each."""
+    import socket
+
+    import httpx
+
+    from tests.fake_upstream import FakeUpstream
+
+    up = FakeUpstream()
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    with tempfile.TemporaryDirectory() as home:
+        proc = subprocess.Popen(
+            [sjc_bin(), "proxy", "--listen", f"127.0.0.1:{port}", "--upstream", up.url],
+            env=dict(os.environ, HOME=home),
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            for _ in range(200):
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                    break
+                except OSError:
+                    time.sleep(0.05)
+            body = {"model": "m", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]}
+            direct, via = [], []
+            with httpx.Client() as c:
+                for i in range(n + 20):
+                    for url, out in ((up.url, direct), (f"http://127.0.0.1:{port}", via)):
+                        t0 = time.perf_counter()
+                        c.post(url + "/v1/messages", json=body).raise_for_status()
+                        if i >= 20:  # warm-up
+                            out.append((time.perf_counter() - t0) * 1000)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+            up.close()
+
+    def pct(xs: list[float], q: float) -> float:
+        xs = sorted(xs)
+        return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+    return {
+        "direct_p50": pct(direct, 0.5),
+        "direct_p99": pct(direct, 0.99),
+        "proxy_p50": pct(via, 0.5),
+        "proxy_p99": pct(via, 0.99),
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=7)
@@ -288,6 +341,12 @@ def main() -> int:
     print(
         f"hook end to end on a {h['transcript_mb']:.0f} MB transcript (3 compactions): {h['hook_s']:.2f} s "
         f"(target <= 1.5), peak RSS {h['hook_peak_mb']:.0f} MB (target <= 250); {h['flagged']} entries flagged"
+    )
+    px = bench_proxy()
+    print(
+        f"proxy pass-through on loopback: p50 {px['proxy_p50']:.2f} ms vs direct {px['direct_p50']:.2f} ms "
+        f"(+{px['proxy_p50'] - px['direct_p50']:.2f}); p99 {px['proxy_p99']:.2f} vs {px['direct_p99']:.2f} ms "
+        f"(+{px['proxy_p99'] - px['direct_p99']:.2f})"
     )
     au = bench_audit(3)
     print(

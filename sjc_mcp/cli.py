@@ -74,6 +74,15 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("replay", help="judge every compaction of recorded transcripts in shadow mode, and log it")
     r.add_argument("paths", nargs="+", metavar="PATH", help="transcript files or folders")
     r.add_argument("--config", metavar="FILE")
+    x = sub.add_parser("proxy", help="serve the model API locally and prune compaction summaries in-band")
+    x.add_argument("--listen", metavar="HOST:PORT", help="where to listen (default 127.0.0.1:8787)")
+    x.add_argument(
+        "--upstream",
+        metavar="URL",
+        help="the API origin to forward to (default: api.anthropic.com for "
+        "/v1/messages, api.openai.com for /v1/chat/completions and /v1/responses)",
+    )
+    x.add_argument("--config", metavar="FILE")
     for name, text in (
         ("install", "add the sjc hooks to a host's settings (with a backup)"),
         ("uninstall", "take the sjc hooks out of a host's settings"),
@@ -293,6 +302,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             fn = install.install if args.command == "install" else install.uninstall
             _, message = fn(args.host, args.scope, args.dry_run)
             print(message)
+            return 0
+        if args.command == "proxy":
+            from sjc_mcp.config import load_config
+            from sjc_mcp.proxy.app import serve
+
+            serve(load_config(args.config), args.listen, args.upstream)
             return 0
         if args.command == "audit":
             return _run_audit(args)

@@ -69,6 +69,22 @@ class AnthropicConfig(RemoteJudgeConfig):
     max_tokens: int = Field(4096, ge=256, le=64_000)
 
 
+DEFAULT_PATTERNS = {
+    "claude-code": r"Your task is to create a detailed summary of the conversation so far",
+    "codex": r"CONTEXT CHECKPOINT COMPACTION",
+    "openclaw": r"(?s)## Decisions.*## Open TODOs.*## Exact identifiers",
+    "gemini": r"<state_snapshot>",
+}
+
+
+class ProxyConfig(_Table):
+    listen: str = "127.0.0.1:8787"
+    upstream: str = Field("", description="origin to forward to; empty: api.anthropic.com or api.openai.com by route")
+    judge_budget_s: float = Field(10.0, gt=0, le=600)
+    patterns: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_PATTERNS))
+    prefilter: bool = False
+
+
 class HookConfig(_Table):
     time_budget_s: float = Field(20.0, gt=0, le=600)
 
@@ -92,6 +108,7 @@ class Config(_Table):
     openai: OpenAIConfig = Field(default_factory=OpenAIConfig.model_construct)
     anthropic: AnthropicConfig = Field(default_factory=AnthropicConfig.model_construct)
     hook: HookConfig = Field(default_factory=HookConfig.model_construct)
+    proxy: ProxyConfig = Field(default_factory=ProxyConfig.model_construct)
     disabled_by_env: bool = Field(False, exclude=True, description="set from SJC_DISABLE=1, never from a file")
     path: str | None = Field(None, exclude=True, description="the file this config was read from")
 

@@ -282,28 +282,20 @@ class Hook:
 
 
 def _log_fault(config: Any, host: str, payload: dict[str, Any], status: str, message: str) -> None:
-    from sjc_mcp import log as decision_log
-    from sjc_mcp.config import Config
+    from sjc_mcp.pipeline import log_status
 
-    path = (config or Config()).decision_log_path
-    record = {
-        "v": 1,
-        "op": "hook",
-        "surface": "hook",
-        "host": host,
-        "event": payload.get("hook_event_name"),
-        "session": payload.get("session_id"),
-        "status": status,
-        "errors": [message] if message else [],
-        "entries": [],
-        "kept": 0,
-        "pruned": 0,
-        "unjudged": 0,
-    }
-    try:
-        decision_log.append(path, {k: v for k, v in record.items() if v is not None})
-    except OSError as exc:
-        print(f"sjc hook: could not write the decision log {path}: {exc}", file=sys.stderr)
+    log_status(
+        config,
+        status,
+        [message] if message else [],
+        {
+            "op": "hook",
+            "surface": "hook",
+            "host": host,
+            "event": payload.get("hook_event_name"),
+            "session": payload.get("session_id"),
+        },
+    )
 
 
 def run_hook(host: str, stdin_text: str, config_path: str | None = None) -> str:

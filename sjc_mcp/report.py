@@ -131,8 +131,10 @@ def render_html(report: dict[str, Any], log_path: str) -> str:
     margin = report.get("margin") or 0.05
     data = json.dumps({"totals": tot}).replace("</", "<\\/")
     csp = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
-    t = {k: int(tot.get(k, 0)) for k in ("records", "judged", "kept", "pruned", "chars_before", "chars_after",
-                                         "tokens_before", "tokens_after")}
+    t = {
+        k: int(tot.get(k, 0))
+        for k in ("records", "judged", "kept", "pruned", "chars_before", "chars_after", "tokens_before", "tokens_after")
+    }
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>sjc decision log</title>
 <meta http-equiv="Content-Security-Policy" content="{csp}">
