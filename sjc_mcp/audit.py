@@ -98,6 +98,22 @@ def summarise(records: list[dict], corrupt: list[str], config: Any = None) -> di
             hook_failures += 1
         if rec.get("errors") and status == "judged":
             judge_errors += 1
+        if rec.get("op") == "tools":  # relevance pruning of tool results
+            b.setdefault("tools", []).append(
+                {
+                    "status": status,
+                    "kept": rec.get("kept", 0),
+                    "truncated": rec.get("truncated", 0),
+                    "dropped": rec.get("dropped", 0),
+                    "chars_before": rec.get("chars_before", 0),
+                    "chars_after": rec.get("chars_after", 0),
+                    "errors": rec.get("errors", []),
+                    "judge": rec.get("judge"),
+                }
+            )
+            totals["tool_chars_before"] += rec.get("chars_before", 0) or 0
+            totals["tool_chars_after"] += rec.get("chars_after", 0) or 0
+            continue
         if status != "judged":
             b.setdefault("statuses", []).append(status)
             if rec.get("errors"):
@@ -197,8 +213,14 @@ def render_terminal(report: dict[str, Any], console: Any = None) -> None:
     console = console or Console()
     for b in report["boundaries"]:
         head = f"[bold]{b['session']}[/bold] boundary {b.get('boundary') if b.get('boundary') is not None else '-'}"
+        for t in b.get("tools", []):
+            console.print(
+                f"{head}  tool results: {t['status']}, kept {t['kept']}, truncated {t['truncated']}, "
+                f"dropped {t['dropped']}, characters {t['chars_before']}→{t['chars_after']}"
+            )
         if "judge" not in b:
-            console.print(f"{head}: {', '.join(b.get('statuses', []))} {'; '.join(b.get('errors', []))[:200]}")
+            if b.get("statuses"):
+                console.print(f"{head}: {', '.join(b.get('statuses', []))} {'; '.join(b.get('errors', []))[:200]}")
             continue
         console.print(
             f"{head}  {b.get('time', '')}  {b['judge'].get('name')}/{b['judge'].get('model')}  mode {b.get('mode')}  "

@@ -54,6 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--threshold", type=float, help="decision threshold (default from config)")
     e.add_argument("--config", metavar="FILE")
     e.add_argument("--json", action="store_true")
+    e.add_argument(
+        "--mode",
+        choices=["summary", "tools"],
+        default="summary",
+        help="tools: identifier retention of relevance pruning on transcripts (PATH = transcripts)",
+    )
     c = sub.add_parser("calibrate", help="fit the offline judge's weights on labelled cases")
     c.add_argument("paths", nargs="+", metavar="PATH", help="case files or folders")
     c.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write weights.json")
@@ -74,6 +80,19 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("replay", help="judge every compaction of recorded transcripts in shadow mode, and log it")
     r.add_argument("paths", nargs="+", metavar="PATH", help="transcript files or folders")
     r.add_argument("--config", metavar="FILE")
+    t = sub.add_parser("tools", help="relevance pruning of tool results: judge or prune them")
+    tsub = t.add_subparsers(dest="tools_command", metavar="judge|prune")
+    for name, text in (
+        ("judge", "score every candidate tool result: still needed for the task?"),
+        ("prune", "drop or truncate the tool results no longer needed; print the history"),
+    ):
+        tp = tsub.add_parser(name, help=text)
+        tp.add_argument("--transcript", metavar="PATH", help="a host transcript: the span of one compaction")
+        tp.add_argument("--boundary", type=int, metavar="N", help="which compaction (default: newest)")
+        tp.add_argument("--messages", metavar="FILE", help="a JSON list of {role, content, name?, call_id?}")
+        tp.add_argument("--task", metavar="FILE", help="the task (default: the first user message)")
+        tp.add_argument("--config", metavar="FILE")
+        tp.add_argument("--json", action="store_true")
     x = sub.add_parser("proxy", help="serve the model API locally and prune compaction summaries in-band")
     x.add_argument("--listen", metavar="HOST:PORT", help="where to listen (default 127.0.0.1:8787)")
     x.add_argument(
@@ -202,6 +221,62 @@ def _run_judge(args: argparse.Namespace, prune: bool) -> int:
     return 0
 
 
+def _run_tools(args: argparse.Namespace) -> int:
+    from sjc_mcp import io, relevance
+    from sjc_mcp.config import load_config
+    from sjc_mcp.errors import InputError
+
+    if args.tools_command not in ("judge", "prune"):
+        raise InputError("say `sjc tools judge` or `sjc tools prune`")
+    config = load_config(args.config)
+    meta: dict[str, Any] = {"surface": "cli"}
+    if args.transcript:
+        from sjc_mcp.hosts import read_boundary
+
+        b = read_boundary(args.transcript, args.boundary)
+        items = b.span
+        meta.update(session=b.session_id, boundary=b.index, transcript=args.transcript)
+    elif args.messages:
+        text = io.read_text(args.messages, "messages")
+        try:
+            data = json.loads(text or "")
+        except ValueError:
+            raise InputError(f"{args.messages} is not JSON") from None
+        items = relevance.messages_from_json(data)
+    else:
+        raise InputError("give --transcript PATH or --messages FILE")
+    task = io.read_text(args.task, "task")
+    fn = relevance.prune_tool_results if args.tools_command == "prune" else relevance.judge_tool_results
+    r = fn(items, config=config, task=task, meta=meta)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "results": [v.model_dump() for v in r.results],
+                    "chars_before": r.chars_before,
+                    "chars_after": r.chars_after,
+                    "tokens_before": r.tokens_before,
+                    "tokens_after": r.tokens_after,
+                    "tokens_estimated": True,
+                    "status": r.status,
+                    "judge": r.judge,
+                    "errors": r.errors,
+                },
+                indent=2,
+            )
+        )
+    elif args.tools_command == "prune":
+        print(json.dumps([m.model_dump(exclude_none=True) for m in r.messages], indent=1, ensure_ascii=False))
+    else:
+        for v in r.results:
+            score = "  -  " if v.score is None else f"{v.score:.2f}"
+            print(f"{v.decision:8} {score}  {v.tool or '?':12} {v.chars_before:>8} chars")
+        print(f"{r.status}: tool-result characters {r.chars_before} -> {r.chars_after}", file=sys.stderr)
+    for err in r.errors:
+        print(f"sjc: {err}", file=sys.stderr)
+    return 0
+
+
 def _run_audit(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -262,6 +337,29 @@ def _run_eval(args: argparse.Namespace) -> int:
         if not 0 <= args.threshold <= 1:
             raise InputError(f"threshold must be between 0 and 1, got {args.threshold}")
         config = config.model_copy(update={"threshold": args.threshold})
+    if args.mode == "tools":
+        from sjc_mcp.relevance import identifier_retention
+
+        out = identifier_retention(args.paths, config)
+        if args.json:
+            print(json.dumps(out, indent=2))
+        else:
+            d = out["default"]
+            print(
+                f"relevance pruning ({out['judge']} judge) on {out['boundaries']} compactions of "
+                f"{out['transcripts']} transcripts, {d['identifiers']} identifiers used after compaction that "
+                "appeared before it only in tool results"
+            )
+            print(
+                f"default (truncate below {d['truncate_below']}, drop below {d['drop_below']}): identifiers kept "
+                f"{d['identifiers_kept']:.1%}, tool-result text dropped {d['tool_text_dropped']:.1%}"
+            )
+            for row in out["by_threshold"]:
+                print(
+                    f"  truncate below {row['truncate_below']:.1f}: kept {row['identifiers_kept']:.1%}, "
+                    f"dropped {row['tool_text_dropped']:.1%}"
+                )
+        return 0
     report = evaluate(args.paths, config, policy=args.policy, loo=args.loo)
     print(json.dumps(report, indent=2) if args.json else render_text(report))
     return 0
@@ -303,6 +401,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _, message = fn(args.host, args.scope, args.dry_run)
             print(message)
             return 0
+        if args.command == "tools":
+            return _run_tools(args)
         if args.command == "proxy":
             from sjc_mcp.config import load_config
             from sjc_mcp.proxy.app import serve

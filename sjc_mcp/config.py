@@ -85,6 +85,16 @@ class ProxyConfig(_Table):
     prefilter: bool = False
 
 
+class ToolsConfig(_Table):
+    keep_recent_turns: int = Field(6, ge=0, le=1000)
+    judge_chars: int = Field(2000, ge=200, le=100_000, description="each result is cut to this for judging")
+    drop_below: float = Field(0.2, ge=0.0, le=1.0)
+    truncate_below: float = Field(0.45, ge=0.0, le=1.0)
+    margin: float = Field(0.05, ge=0.0, le=0.5)
+    truncate_keep_chars: int = Field(400, ge=0, le=100_000)
+    min_reduction: float = Field(0.10, ge=0.0, le=1.0, description="below this share saved, change nothing")
+
+
 class HookConfig(_Table):
     time_budget_s: float = Field(20.0, gt=0, le=600)
 
@@ -109,6 +119,7 @@ class Config(_Table):
     anthropic: AnthropicConfig = Field(default_factory=AnthropicConfig.model_construct)
     hook: HookConfig = Field(default_factory=HookConfig.model_construct)
     proxy: ProxyConfig = Field(default_factory=ProxyConfig.model_construct)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig.model_construct)
     disabled_by_env: bool = Field(False, exclude=True, description="set from SJC_DISABLE=1, never from a file")
     path: str | None = Field(None, exclude=True, description="the file this config was read from")
 

@@ -94,6 +94,16 @@ def render_html(report: dict[str, Any], log_path: str) -> str:
     parts = []
     for b in report["boundaries"]:
         label = f"{_esc(b['session'])} · boundary {_esc(b.get('boundary'))}"
+        if "judge" not in b and not b.get("statuses"):
+            tools = "; ".join(
+                f"tool results {t['status']}: kept {t['kept']}, truncated {t['truncated']}, dropped {t['dropped']}"
+                for t in b.get("tools", [])
+            )
+            parts.append(
+                f'<div class="boundary" data-session="{_esc(b["session"])}"><h2>{label}</h2>'
+                f'<p class="meta">{_esc(tools)}</p></div>'
+            )
+            continue
         if "judge" not in b:
             parts.append(
                 f'<div class="boundary" data-session="{_esc(b["session"])}"><h2>{label}</h2><p class="meta">'

@@ -80,6 +80,45 @@ Host = Annotated[
 ]
 Threshold = Annotated[float | None, Field(ge=0.0, le=1.0, description="prune below this score (default 0.5)")]
 
+
+class MessageIn(BaseModel):
+    role: Literal["user", "assistant", "tool_call", "tool_output", "tool"]
+    content: str
+    name: str | None = None
+    call_id: str | None = None
+    is_error: bool = False
+
+
+class ToolResultOut(BaseModel):
+    id: int
+    tool: str | None
+    score: float | None
+    decision: Literal["keep", "truncate", "drop"]
+    chars_before: int
+    chars_after: int
+
+
+class ToolsOut(BaseModel):
+    results: list[ToolResultOut]
+    chars_before: int
+    chars_after: int
+    status: str = Field(description='"judged", "not worth a call" (saving under the floor) or "disabled"')
+    judge: dict[str, str]
+    errors: list[str]
+
+
+class ToolsPruneOut(ToolsOut):
+    messages: list[MessageIn] = Field(description="the history with the decisions applied")
+
+
+Messages = Annotated[
+    list[MessageIn],
+    Field(
+        description="the history: user, assistant, tool_call and tool_output "
+        "messages, oldest first (tool outputs name their call_id)"
+    ),
+]
+
 _READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
 
 
@@ -168,6 +207,65 @@ def create_server(config: Config) -> MCPServer:
             chars_before=r.chars_before,
             chars_after=r.chars_after,
         )
+
+    def run_tools(
+        op: str, messages: list[MessageIn], transcript_path: str | None, boundary: int | None, task: str | None
+    ) -> Any:
+        from sjc_mcp import relevance
+
+        try:
+            meta: dict[str, Any] = {"surface": "mcp"}
+            if transcript_path:
+                from sjc_mcp.hosts import read_boundary
+                from sjc_mcp.roots import check_allowed
+
+                b = read_boundary(check_allowed(transcript_path, config), boundary)
+                items = b.span
+                meta.update(session=b.session_id, boundary=b.index, transcript=transcript_path)
+            else:
+                if sum(len(m.content) for m in messages) > pipeline.MAX_EVIDENCE_BYTES:
+                    raise SJCError(f"messages are larger than {pipeline.MAX_EVIDENCE_BYTES:,} bytes")
+                items = relevance.messages_from_json([m.model_dump() for m in messages])
+            fn = relevance.prune_tool_results if op == "prune" else relevance.judge_tool_results
+            return fn(items, config=config, task=task, meta=meta)
+        except SJCError as exc:
+            raise ToolError(str(exc)) from None
+
+    def tools_out(r: Any) -> dict[str, Any]:
+        return {
+            "results": [ToolResultOut(**v.model_dump(include=set(ToolResultOut.model_fields))) for v in r.results],
+            "chars_before": r.chars_before,
+            "chars_after": r.chars_after,
+            "status": r.status,
+            "judge": r.judge,
+            "errors": r.errors,
+        }
+
+    @server.tool(annotations=_READ_ONLY, structured_output=True)
+    def judge_tool_results(
+        messages: Messages = [],  # noqa: B006 - pydantic copies the default
+        transcript_path: TranscriptPath = None,
+        boundary: BoundaryN = None,
+        task: Task = None,
+    ) -> ToolsOut:
+        """Score every completed tool result outside the first user message and the most recent turns: is it
+        still needed to complete the current task? Decisions: keep, truncate or drop."""
+        return ToolsOut(**tools_out(run_tools("judge", messages, transcript_path, boundary, task)))
+
+    @server.tool(annotations=_READ_ONLY, structured_output=True)
+    def prune_tool_results(
+        messages: Messages = [],  # noqa: B006 - pydantic copies the default
+        transcript_path: TranscriptPath = None,
+        boundary: BoundaryN = None,
+        task: Task = None,
+    ) -> ToolsPruneOut:
+        """Return the history with the tool results no longer needed dropped (call and result) or truncated
+        (the call stays, the result is cut to its head with a note); everything else unchanged."""
+        r = run_tools("prune", messages, transcript_path, boundary, task)
+        msgs = [
+            MessageIn(**m.model_dump(include={"role", "content", "name", "call_id", "is_error"})) for m in r.messages
+        ]
+        return ToolsPruneOut(**tools_out(r), messages=msgs)
 
     return server
 

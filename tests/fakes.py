@@ -23,7 +23,7 @@ def verdict(text: str) -> float:
 
 
 def _entries(state: dict[str, Any]) -> dict[str, str]:
-    return {e["key"]: e["text"] for e in state.get("entries", [])}
+    return {e["key"]: e["text"] for e in [*state.get("entries", []), *state.get("results", [])]}
 
 
 def _state_of(prompt: str) -> dict[str, Any]:

@@ -326,3 +326,37 @@ def test_replays_a_real_claude_code_compaction(proxy, upstream):
     assert all(e.text in b.summary for e in kept.entries)
     rec = [r for r in proxy.log() if r.get("op") == "proxy"][-1]
     assert rec["status"] == "judged" and rec["pruned"] == len(original.entries) - len(kept.entries)
+
+
+def test_prefilter_prunes_tool_results_of_a_compaction_request_only(upstream, tmp_path):
+    config = (
+        "[proxy]\nprefilter = true\n[tools]\nkeep_recent_turns = 1\nmin_reduction = 0.0\ndrop_below = 1.0\n"
+        "truncate_below = 1.0\nmargin = 0.0\n"
+    )
+    p = Proxy(upstream.url, tmp_path / "home", config)
+    try:
+        upstream.summary = CC_SUMMARY
+        messages = [{"role": "user", "content": "fix test_parse_duration"}]
+        for i, out in enumerate(["OLD-OUTPUT-ALPHA unrelated listing", "OLD-OUTPUT-BETA docs/ tree", PYTEST_OUT]):
+            messages += [
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": f"step {i}"}}],
+                },
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": out}]},
+            ]
+        messages.append({"role": "user", "content": CC_PROMPT})
+        client = anthropic.Anthropic(base_url=p.url, api_key="k", max_retries=0)
+        text = client.messages.create(model="m", max_tokens=100, messages=messages).content[0].text
+        sent = json.loads(upstream.requests[-1]["raw"])
+        assert "OLD-OUTPUT-ALPHA" not in json.dumps(sent) and "OLD-OUTPUT-BETA" not in json.dumps(sent)
+        assert sent["messages"][-1]["content"] == CC_PROMPT and all(m["content"] for m in sent["messages"])
+        ops = [(r["op"], r["status"]) for r in p.log()]
+        assert ("tools", "judged") in ops and ("proxy", "judged") in ops
+        assert "Publish version 2.0" not in text
+        body = {"model": "m", "max_tokens": 5, "messages": messages[:-1]}  # no compaction prompt: untouched
+        direct = httpx.post(upstream.url + "/v1/messages", json=body)
+        via = httpx.post(p.url + "/v1/messages", json=body)
+        assert via.content == direct.content and upstream.requests[-1]["raw"] == upstream.requests[-2]["raw"]
+    finally:
+        p.stop()

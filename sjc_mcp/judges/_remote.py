@@ -175,3 +175,26 @@ def make_client() -> Any:
     import httpx
 
     return httpx.Client(follow_redirects=False, trust_env=False)
+
+
+RELEVANCE_QUESTION = (
+    "Is this tool result still needed to complete the current task (the task and the most recent turns), "
+    "or could it be dropped from the history without losing anything the agent will need?"
+)
+RELEVANCE_TRUE = "The result holds information the agent still needs for the current task."
+RELEVANCE_FALSE = "The result is no longer needed: unrelated to the current task, superseded, or already used up."
+
+
+def relevance_state(req: Any, red: Redactor, ids: list[int] | None = None) -> dict[str, Any]:
+    return {
+        "notice": DATA_NOTICE.replace(
+            "evidence, previous_summary, recent_interaction and entries", "task, recent_turns and results"
+        ),
+        "task": red(req.task),
+        "recent_turns": [red(t) for t in req.recent],
+        "results": [
+            {"key": f"r{r.id}", "tool": r.tool, "call": red(r.call), "text": red(r.text)}
+            for r in req.results
+            if ids is None or r.id in ids
+        ],
+    }

@@ -4,7 +4,7 @@ config names to factories."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from sjc_mcp.config import Config
@@ -19,6 +19,16 @@ class Judge(Protocol):
     def judge(self, request: JudgeRequest) -> JudgeOutput:
         """Score every entry of ``request``: a probability that it has a source, or None."""
         ...
+
+
+@runtime_checkable
+class RelevanceJudge(Protocol):
+    """A judge that can also say whether each tool result is still needed (relevance pruning)."""
+
+    name: str
+    model: str
+
+    def relevance(self, request: Any) -> JudgeOutput: ...
 
 
 class JudgeFactory(Protocol):

@@ -92,6 +92,50 @@ class JevJudge:
             redactions=red.count,
         )
 
+    def relevance(self, request: Any) -> JudgeOutput:
+        """One request, one ``noul`` question per tool result, keyed ``r<i>``."""
+        red = _remote.Redactor()
+        client = self.client or _remote.make_client()
+        headers = {"Content-Type": "application/json"}
+        if self.key:
+            headers["Authorization"] = f"Bearer {self.key}"
+        poster = _remote.Poster(client, self.cfg, headers, time.monotonic() + self.cfg.total_timeout_s)
+        questions = {
+            f"r{r.id}": {
+                "type": "noul",
+                "instructions": f"About results[{n}] (key r{r.id}): {_remote.RELEVANCE_QUESTION} {_remote.DATA_NOTICE}",
+                "criteria": {"true": _remote.RELEVANCE_TRUE, "false": _remote.RELEVANCE_FALSE},
+            }
+            for n, r in enumerate(request.results)
+        }
+        scores: dict[int, float | None] = {}
+        errors: list[str] = []
+        model = self.model
+        try:
+            data = poster.post(
+                self.cfg.base_url.rstrip("/") + "/v1/systemone",
+                {"model": self.cfg.model, "state": _remote.relevance_state(request, red), "questions": questions},
+            )
+            model = str(data.get("model") or model)
+            answers = data.get("answers") if isinstance(data.get("answers"), dict) else {}
+            for r in request.results:
+                ans = answers.get(f"r{r.id}")
+                scores[r.id] = _remote.probability(ans.get("noul")) if isinstance(ans, dict) else None
+                if scores[r.id] is None:
+                    errors.append(f"jev: no usable answer for r{r.id}")
+        except Exception as exc:
+            errors.append(f"jev: {exc}")
+        finally:
+            if self.client is None:
+                client.close()
+        return JudgeOutput(
+            judgments=[Judgment(entry_id=i, score=s) for i, s in scores.items()],
+            name=self.name,
+            model=model,
+            errors=errors,
+            redactions=red.count,
+        )
+
 
 def make(config: Any) -> JevJudge:
     return JevJudge(config)

@@ -379,6 +379,10 @@ class LexicalJudge:
                         best = (s, c, line.strip()[:240])
         return best[1], best[2]
 
+    def relevance(self, request: Any) -> JudgeOutput:
+        """Is each tool result still needed for the current task? (see ``relevance_features``)"""
+        return relevance(request)
+
     def feature_vectors(self, request: JudgeRequest) -> list[list[float]]:
         return [[f[k] for k in FEATURES] for f, _, _, _ in self.features(request)]
 
@@ -395,6 +399,54 @@ class LexicalJudge:
                 )
             )
         return JudgeOutput(judgments=judgments, name=self.name, model=self.model)
+
+
+# -- relevance of tool results ("is this result still needed for the current task?") ------------------
+# Hand-set weights: there are no labelled relevance cases; `sjc eval --mode tools` measures what they keep.
+RELEVANCE_WEIGHTS = {
+    "bias": -2.0,
+    "task": 3.5,
+    "used": 0.5,
+    "used_count": 0.5,
+    "superseded": -2.5,
+    "recency": 2.5,
+    "error": -0.8,
+}
+
+
+def relevance_features(request: Any) -> list[dict[str, float]]:
+    task_words = _words(" ".join([request.task or "", *request.recent]))
+    later_calls: dict[tuple[str | None, str | None], int] = {}
+    for r in request.results:
+        later_calls[(r.tool, r.call)] = r.id  # the last call with the same tool and input
+    n = max(1, len(request.results) - 1)
+    out = []
+    for r, after in zip(request.results, request.later or [[]] * len(request.results), strict=False):
+        words = _words(r.text)
+        inter = len(words & task_words)
+        task = inter / math.sqrt(max(1, len(words)) * max(1, len(task_words))) if words and task_words else 0.0
+        later_text = "\n".join(after)
+        ids = [a for a in anchors(r.text) if len(a) >= 4][:200]
+        used = sum(1 for a in ids if a in later_text and found(a, later_text))
+        out.append(
+            {
+                "task": min(1.0, task * 3),
+                "used": 1.0 if used else 0.0,
+                "used_count": math.log1p(used) / 3,
+                "superseded": 1.0 if r.call is not None and later_calls.get((r.tool, r.call)) != r.id else 0.0,
+                "recency": r.id / n if len(request.results) > 1 else 1.0,
+                "error": 1.0 if r.is_error else 0.0,
+            }
+        )
+    return out
+
+
+def relevance(request: Any) -> JudgeOutput:
+    judgments = []
+    for r, f in zip(request.results, relevance_features(request), strict=True):
+        z = RELEVANCE_WEIGHTS["bias"] + sum(RELEVANCE_WEIGHTS[k] * v for k, v in f.items())
+        judgments.append(Judgment(entry_id=r.id, score=round(1 / (1 + math.exp(-z)), 4)))
+    return JudgeOutput(judgments=judgments, name=LexicalJudge.name, model="lexical-relevance-1")
 
 
 def make(config: Any) -> LexicalJudge:

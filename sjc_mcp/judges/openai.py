@@ -175,6 +175,58 @@ class OpenAIJudge:
                 errors.append(f"openai: no usable probability for e{i}")
         return out, errors, data.get("model")
 
+    def relevance(self, request: Any) -> JudgeOutput:
+        red = _remote.Redactor()
+        client = self.client or _remote.make_client()
+        headers = {"Content-Type": "application/json"}
+        if self.key:
+            headers["Authorization"] = f"Bearer {self.key}"
+        poster = _remote.Poster(client, self.cfg, headers, time.monotonic() + self.cfg.total_timeout_s)
+        url = self.cfg.base_url.rstrip("/") + "/chat/completions"
+        errors: list[str] = []
+        model = self.model
+
+        def one(rid: int) -> tuple[int, float | None, str | None, str | None]:
+            state = _remote.relevance_state(request, red, [rid])
+            prompt = (
+                f"{json.dumps(state, ensure_ascii=False)}\n\nQuestion about the result with key r{rid}: "
+                f"{_remote.RELEVANCE_QUESTION}\nAnswer with one word: yes or no."
+            )
+            body = {
+                "model": self.cfg.model,
+                "temperature": 0,
+                "max_tokens": 1,
+                "logprobs": True,
+                "top_logprobs": 20,
+                "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}],
+            }
+            try:
+                data = poster.post(url, body)
+            except Exception as exc:
+                return rid, None, f"openai: r{rid}: {exc}", None
+            choice = (data.get("choices") or [{}])[0]
+            p = p_yes(choice) if isinstance(choice, dict) and choice.get("logprobs") else None
+            return rid, p, None if p is not None else f"openai: r{rid}: no yes/no probability", data.get("model")
+
+        scores: dict[int, float | None] = {}
+        try:
+            with ThreadPoolExecutor(max_workers=self.cfg.concurrency) as pool:
+                for rid, p, err, got in pool.map(one, [r.id for r in request.results]):
+                    scores[rid] = p
+                    model = str(got or model)
+                    if err:
+                        errors.append(err)
+        finally:
+            if self.client is None:
+                client.close()
+        return JudgeOutput(
+            judgments=[Judgment(entry_id=i, score=s) for i, s in scores.items()],
+            name=self.name,
+            model=model,
+            errors=errors,
+            redactions=red.count,
+        )
+
 
 def make(config: Any) -> OpenAIJudge:
     return OpenAIJudge(config)

@@ -113,6 +113,25 @@ def create_app(config: Config, upstream: str | None = None) -> Any:
         finally:
             await state["client"].aclose()
 
+    async def _prefiltered(api: str, body: dict[str, Any], raw_body: bytes) -> bytes:
+        """Relevance-prune the request's tool results; on any fault, the request as it came."""
+        from sjc_mcp.proxy.prefilter import prefilter
+
+        loop = asyncio.get_running_loop()
+        try:
+            new = await asyncio.wait_for(
+                loop.run_in_executor(None, prefilter, api, body, config), timeout=config.proxy.judge_budget_s
+            )
+        except Exception as exc:
+            log_status(
+                config,
+                "error",
+                [f"prefilter: {type(exc).__name__}: {exc}; the request was sent unchanged"],
+                {"op": "tools", "surface": "proxy", "api": api},
+            )
+            return raw_body
+        return raw_body if new is None else json.dumps(new, ensure_ascii=False).encode("utf-8")
+
     async def handle(request: Request) -> Response:
         client: httpx.AsyncClient = state["client"]
         path = request.url.path
@@ -130,6 +149,8 @@ def create_app(config: Config, upstream: str | None = None) -> Any:
                     host = recognise(body, config.proxy.patterns)
             except ValueError:
                 pass
+        if host is not None and config.proxy.prefilter:
+            raw_body = await _prefiltered(api or "", body, raw_body)
         headers = _forward_headers(request.headers, compaction=host is not None)
         req = client.build_request(request.method, url, headers=headers, content=raw_body)
         try:

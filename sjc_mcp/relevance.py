@@ -1,0 +1,415 @@
+"""Relevance pruning of tool results: is each completed tool result still needed for the current task?
+
+A filter, not a rewrite. Candidates are completed tool results outside the pinned first user
+message and the most recent turns; each is judged (cut to ``judge_chars`` for judging) and then
+kept, truncated (the call stays, the result is cut to its head with a note saying what was cut) or
+dropped (call and result). Biased toward keeping: below ``drop_below - margin`` drops, below
+``truncate_below - margin`` truncates, and a score the judge returns for many results at once
+(an uninformative answer) never cuts. If the whole pass would save less than ``min_reduction`` of
+the tool-result characters, nothing changes and the log says "not worth a call".
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from sjc_mcp import log as decision_log
+from sjc_mcp.config import Config
+from sjc_mcp.hosts.base import Item
+from sjc_mcp.text import estimate_tokens
+
+ToolDecision = Literal["keep", "truncate", "drop"]
+
+
+class ToolResult(BaseModel):
+    """One candidate: a tool output (and the call it answers) at ``index`` in the messages."""
+
+    id: int
+    index: int
+    call_index: int | None
+    tool: str | None
+    call: str | None
+    text: str
+    is_error: bool = False
+
+
+class RelevanceRequest(BaseModel):
+    task: str | None
+    recent: list[str] = Field(default_factory=list, description="the most recent turns, oldest first")
+    results: list[ToolResult]
+    later: list[list[str]] = Field(default_factory=list, description="per result: what came after it")
+
+
+class ToolVerdict(BaseModel):
+    id: int
+    index: int = Field(description="position of the result in the messages")
+    call_index: int | None = Field(None, description="position of the call it answers")
+    tool: str | None
+    score: float | None
+    decision: ToolDecision
+    chars_before: int
+    chars_after: int
+
+
+class ToolsResult(BaseModel):
+    results: list[ToolVerdict]
+    messages: list[Item]
+    chars_before: int
+    chars_after: int
+    tokens_before: int
+    tokens_after: int
+    tokens_estimated: bool = True
+    judge: dict[str, str]
+    mode: str
+    status: str
+    errors: list[str] = Field(default_factory=list)
+
+
+def turn_starts(items: Sequence[Item]) -> list[int]:
+    """Where each turn begins: a user message, or the model's next step (its text and calls after the
+    results of its previous ones)."""
+    out = []
+    prev = None
+    for i, it in enumerate(items):
+        if it.role == "user" or (it.role in ("assistant", "tool_call") and prev in (None, "user", "tool_output")):
+            out.append(i)
+        prev = it.role
+    return out
+
+
+def candidates(items: Sequence[Item], keep_recent_turns: int, judge_chars: int) -> list[ToolResult]:
+    """Completed tool results before the most recent ``keep_recent_turns`` turns."""
+    starts = turn_starts(items)
+    cutoff = (
+        starts[-keep_recent_turns]
+        if keep_recent_turns and len(starts) >= keep_recent_turns
+        else (0 if keep_recent_turns and starts else len(items))
+    )
+    if keep_recent_turns == 0:
+        cutoff = len(items)
+    calls = {it.call_id: i for i, it in enumerate(items) if it.role == "tool_call" and it.call_id}
+    out = []
+    for i, it in enumerate(items[:cutoff]):
+        if it.role != "tool_output":
+            continue
+        ci = calls.get(it.call_id) if it.call_id else None
+        call = items[ci] if ci is not None else None
+        out.append(
+            ToolResult(
+                id=len(out),
+                index=i,
+                call_index=ci,
+                tool=it.name or (call.name if call else None),
+                call=call.content if call else None,
+                text=it.content[:judge_chars],
+                is_error=it.is_error,
+            )
+        )
+    return out
+
+
+def build_request(items: Sequence[Item], config: Config, task: str | None = None) -> RelevanceRequest:
+    cfg = config.tools
+    results = candidates(items, cfg.keep_recent_turns, cfg.judge_chars)
+    starts = turn_starts(items)
+    first_user = next((it.content for it in items if it.role == "user"), None)
+    recent_from = (
+        starts[-cfg.keep_recent_turns]
+        if cfg.keep_recent_turns and len(starts) >= cfg.keep_recent_turns
+        else (starts[0] if starts else len(items))
+    )
+    recent = [f"{it.role}{' ' + it.name if it.name else ''}: {it.content[:2000]}" for it in items[recent_from:]]
+    later = []
+    for r in results:
+        after = [it.content for it in items[r.index + 1 :] if it.role in ("assistant", "tool_call", "user")]
+        later.append(after)
+    return RelevanceRequest(task=task or first_user, recent=recent, results=results, later=later)
+
+
+def decide(scores: dict[int, float | None], config: Config) -> dict[int, ToolDecision]:
+    cfg = config.tools
+    counts = Counter(round(s, 3) for s in scores.values() if s is not None)
+    common = {v for v, n in counts.items() if n >= 3 and n >= 0.2 * max(1, len(scores))}
+    out: dict[int, ToolDecision] = {}
+    for rid, s in scores.items():
+        if s is None or round(s, 3) in common:
+            out[rid] = "keep"  # no answer, or one the judge gives to everything: no information to cut on
+        elif s < cfg.drop_below - cfg.margin:
+            out[rid] = "drop"
+        elif s < cfg.truncate_below - cfg.margin:
+            out[rid] = "truncate"
+        else:
+            out[rid] = "keep"
+    return out
+
+
+def truncated(text: str, keep: int) -> str:
+    if len(text) <= keep:
+        return text
+    head = text[:keep]
+    return (
+        f"{head}\n[sjc: {len(text) - keep:,} more characters of this result were cut as no longer needed for "
+        f"the task; run the call again if you need them]"
+    )
+
+
+def apply(
+    items: Sequence[Item], results: list[ToolResult], decisions: dict[int, ToolDecision], config: Config
+) -> list[Item]:
+    drop: set[int] = set()
+    cut: dict[int, str] = {}
+    for r in results:
+        d = decisions.get(r.id, "keep")
+        if d == "drop":
+            drop.add(r.index)
+            if r.call_index is not None:
+                drop.add(r.call_index)
+        elif d == "truncate":
+            cut[r.index] = truncated(items[r.index].content, config.tools.truncate_keep_chars)
+    out = []
+    for i, it in enumerate(items):
+        if i in drop:
+            continue
+        out.append(it.model_copy(update={"content": cut[i]}) if i in cut else it)
+    return out
+
+
+def _tool_chars(items: Sequence[Item]) -> int:
+    return sum(len(it.content) for it in items if it.role in ("tool_output", "tool_call"))
+
+
+def run(
+    items: Sequence[Item],
+    *,
+    config: Config | None = None,
+    task: str | None = None,
+    judge: Any = None,
+    prune: bool = True,
+    log: bool = True,
+    meta: dict[str, Any] | None = None,
+) -> ToolsResult:
+    """Judge every candidate tool result; with ``prune``, return the messages with the decisions applied."""
+    from sjc_mcp.judges import make_judge
+
+    config = config or Config()
+    items = list(items)
+    t0 = time.perf_counter()
+    before = _tool_chars(items)
+    errors: list[str] = []
+    off = config.disabled()
+    request = build_request(items, config, task)
+    name, model = "none", "none"
+    scores: dict[int, float | None] = {r.id: None for r in request.results}
+    if off:
+        errors.append(f"disabled by {off}")
+    elif request.results:
+        judge = judge or make_judge(config)
+        name, model = judge.name, judge.model
+        try:
+            out = judge.relevance(request)
+            name, model = out.name, out.model
+            errors += out.errors
+            for j in out.judgments:
+                if j.entry_id in scores:
+                    scores[j.entry_id] = j.score if j.score is None or 0.0 <= j.score <= 1.0 else None
+        except Exception as exc:  # a judge that fails cuts nothing
+            errors.append(f"judge {name} failed: {type(exc).__name__}: {exc}")
+    decisions = decide(scores, config) if not off else {rid: "keep" for rid in scores}
+    pruned_items = apply(items, request.results, decisions, config)
+    after = _tool_chars(pruned_items)
+    status = "disabled" if off else "judged"
+    if not off and before and (before - after) / before < config.tools.min_reduction:
+        status = "not worth a call"
+        decisions = {rid: "keep" for rid in decisions}
+        pruned_items = items
+        after = before
+    enforce = config.mode == "enforce" and status == "judged"
+    verdicts = []
+    for r in request.results:
+        d = decisions.get(r.id, "keep")
+        full = items[r.index].content
+        size = (
+            0
+            if d == "drop"
+            else len(truncated(full, config.tools.truncate_keep_chars))
+            if d == "truncate"
+            else len(full)
+        )
+        verdicts.append(
+            ToolVerdict(
+                id=r.id,
+                index=r.index,
+                call_index=r.call_index,
+                tool=r.tool,
+                score=scores.get(r.id),
+                decision=d,
+                chars_before=len(full),
+                chars_after=size,
+            )
+        )
+    final = pruned_items if enforce and prune else items
+    text_before = "".join(it.content for it in items)
+    text_after = "".join(it.content for it in final)
+    result = ToolsResult(
+        results=verdicts,
+        messages=final,
+        chars_before=before,
+        chars_after=after if enforce else before,
+        tokens_before=estimate_tokens(text_before),
+        tokens_after=estimate_tokens(text_after),
+        judge={"name": name, "model": model},
+        mode=config.mode,
+        status=status,
+        errors=errors,
+    )
+    if log:
+        record = {
+            "v": 1,
+            "op": "tools",
+            **{k: v for k, v in (meta or {}).items() if v is not None},
+            "judge": result.judge,
+            "config_hash": config.digest(),
+            "mode": config.mode,
+            "status": status,
+            "results": [v.model_dump(exclude={"index", "call_index"}) for v in verdicts],
+            "chars_before": before,
+            "chars_after": result.chars_after,
+            "chars_after_enforced": after,
+            "tokens_before": result.tokens_before,
+            "tokens_after": result.tokens_after,
+            "tokens_estimated": True,
+            "duration_ms": round((time.perf_counter() - t0) * 1000, 2),
+            "errors": errors,
+            "kept": sum(v.decision == "keep" for v in verdicts),
+            "truncated": sum(v.decision == "truncate" for v in verdicts),
+            "dropped": sum(v.decision == "drop" for v in verdicts),
+            "entries": [],
+        }
+        try:
+            decision_log.append(config.decision_log_path, record)
+        except OSError as exc:
+            print(f"sjc: could not write the decision log {config.decision_log_path}: {exc}", file=sys.stderr)
+    return result
+
+
+def judge_tool_results(items: Sequence[Item], **kw: Any) -> ToolsResult:
+    return run(items, prune=False, **kw)
+
+
+def prune_tool_results(items: Sequence[Item], **kw: Any) -> ToolsResult:
+    return run(items, prune=True, **kw)
+
+
+def identifier_retention(
+    paths: Sequence[str], config: Config, thresholds: Sequence[float] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+) -> dict[str, Any]:
+    """``sjc eval --mode tools``: on recorded transcripts, the identifiers (paths, names, hashes, numbers
+    with units) the agent used after each compaction that appeared before it only in tool results; what
+    share of them the pruned history still holds, against the share of tool-result text dropped, at the
+    configured thresholds and as ``truncate_below`` moves (``drop_below`` 0.25 under it)."""
+    from sjc_mcp.errors import SJCError
+    from sjc_mcp.hosts import boundary_count, claude_code, read_boundary
+    from sjc_mcp.judges import make_judge
+    from sjc_mcp.judges.lexical import anchors, found
+    from sjc_mcp.replay import transcript_files
+
+    judge = make_judge(config)
+    cases = []
+    for f in transcript_files(paths):
+        try:
+            n = boundary_count(f)
+        except SJCError:
+            continue
+        for i in range(n):
+            try:
+                span = read_boundary(f, i).span
+                after = read_boundary(f, i + 1).span if i + 1 < n else claude_code.read_open_span(f).span
+            except SJCError:
+                continue
+            own = "\n".join(it.content for it in span if it.role != "tool_output")
+            tools_text = "\n".join(it.content for it in span if it.role == "tool_output")
+            used_text = "\n".join(it.content for it in after if it.role in ("assistant", "tool_call"))
+            ids = sorted(a for a in anchors(used_text) if len(a) >= 4 and found(a, tools_text) and not found(a, own))
+            if not ids:
+                continue
+            request = build_request(span, config)
+            out = judge.relevance(request)
+            scores = {j.entry_id: j.score for j in out.judgments}
+            cases.append((f.name, i, span, request, scores, ids))
+
+    def measure(cfg: Config) -> dict[str, float]:
+        kept = total = 0
+        before = after_chars = 0
+        for _, _, span, request, scores, ids in cases:
+            pruned = apply(span, request.results, decide(scores, cfg), cfg)
+            text = "\n".join(it.content for it in pruned)
+            kept += sum(1 for a in ids if found(a, text))
+            total += len(ids)
+            before += _tool_chars(span)
+            after_chars += _tool_chars(pruned)
+        return {
+            "identifiers_kept": round(kept / total, 4) if total else None,
+            "tool_text_dropped": round(1 - after_chars / before, 4) if before else None,
+            "identifiers": total,
+        }
+
+    sweep = []
+    for t in thresholds:
+        cfg = config.model_copy(
+            update={"tools": config.tools.model_copy(update={"truncate_below": t, "drop_below": max(0.0, t - 0.25)})}
+        )
+        sweep.append({"truncate_below": t, **measure(cfg)})
+    return {
+        "transcripts": len({c[0] for c in cases}),
+        "boundaries": len(cases),
+        "judge": judge.name,
+        "default": {
+            "truncate_below": config.tools.truncate_below,
+            "drop_below": config.tools.drop_below,
+            **measure(config),
+        },
+        "by_threshold": sweep,
+        "by_boundary": [
+            {"transcript": c[0], "boundary": c[1], "identifiers": len(c[5]), "results": len(c[3].results)}
+            for c in cases
+        ],
+    }
+
+
+_ROLE_ALIASES = {"tool": "tool_output", "function": "tool_output", "human": "user", "model": "assistant"}
+
+
+def messages_from_json(data: Any) -> list[Item]:
+    """A JSON list of ``{role, content, name?, id?|call_id?, is_error?}`` (roles: user, assistant, tool_call,
+    tool_output or tool) as items."""
+    from sjc_mcp.errors import InputError
+
+    if not isinstance(data, list):
+        raise InputError("messages must be a JSON list of {role, content, name?, call_id?} objects")
+    out = []
+    for n, m in enumerate(data):
+        if not isinstance(m, dict):
+            raise InputError(f"message {n} is not an object")
+        role = _ROLE_ALIASES.get(str(m.get("role")), m.get("role"))
+        if role not in ("user", "assistant", "tool_call", "tool_output"):
+            raise InputError(f"message {n}: role {m.get('role')!r} is not user, assistant, tool_call or tool_output")
+        content = m.get("content")
+        if not isinstance(content, str):
+            content = json.dumps(content, ensure_ascii=False) if content is not None else ""
+        out.append(
+            Item(
+                role=role,
+                content=content,
+                name=m.get("name"),
+                call_id=m.get("call_id") or m.get("id"),
+                is_error=bool(m.get("is_error")),
+            )
+        )
+    return out
