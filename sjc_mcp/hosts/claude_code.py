@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sjc_mcp.errors import TranscriptError
-from sjc_mcp.hosts.base import Boundary, Item
+from sjc_mcp.hosts.base import Boundary, Item, choose
 
 _INJECTED = re.compile(
     r"^\s*(<command-name>|<command-message>|<command-args>|<local-command-stdout>|<local-command-stderr>|"
@@ -251,12 +251,7 @@ def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
     except OSError as exc:
         raise TranscriptError(f"cannot read transcript {p}: {exc.strerror}") from None
     done = [b for b in idx.boundaries if b in idx.summaries]
-    if not done:
-        raise TranscriptError(f"{p}: no compaction in this transcript")
-    i = len(done) - 1 if index is None else index
-    if not -len(done) <= i < len(done):
-        raise TranscriptError(f"{p}: boundary {index} does not exist; it has {len(done)} (0 to {len(done) - 1})")
-    i %= len(done)
+    i = choose(p, len(done), index)
     b_uuid = done[i]
     session_dir = p.with_suffix("")
     with p.open("rb") as fh:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sjc_mcp.errors import TranscriptError
-from sjc_mcp.hosts.base import Boundary, Item
+from sjc_mcp.hosts.base import Boundary, Item, choose
 
 ENCRYPTED = "the summary was made on the server and stored encrypted (message is empty): nothing to judge"
 _INJECTED_USER = (
@@ -120,15 +120,8 @@ def boundary_count(path: str | Path) -> int:
 
 def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
     p = Path(path)
-    total = boundary_count(p) if index is None or index < 0 else None
-    if total is not None:
-        if total == 0:
-            raise TranscriptError(f"{p}: no compaction in this transcript")
-        index = (total - 1) if index is None else index
-        if index < -total:
-            raise TranscriptError(f"{p}: boundary {index} does not exist; it has {total}")
-        index %= total
-    assert index is not None
+    if index is None or index < 0:  # counting from the end needs the count first
+        index = choose(p, boundary_count(p), index)
     span: list[Item] = []
     previous: str | None = None
     session_id: str | None = None

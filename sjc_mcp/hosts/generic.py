@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from sjc_mcp.errors import TranscriptError
-from sjc_mcp.hosts.base import Boundary, Item
+from sjc_mcp.hosts.base import Boundary, Item, choose
 
 _ROLES = {
     "user": "user",
@@ -87,12 +87,7 @@ def boundary_count(path: str | Path) -> int:
 def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
     p = Path(path)
     bounds = _split(p)
-    if not bounds:
-        raise TranscriptError(f"{p}: no compaction in this transcript")
-    i = len(bounds) - 1 if index is None else index
-    if not -len(bounds) <= i < len(bounds):
-        raise TranscriptError(f"{p}: boundary {index} does not exist; it has {len(bounds)}")
-    i %= len(bounds)
+    i = choose(p, len(bounds), index)
     span, summary = bounds[i]
     return Boundary(
         host="generic",

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from sjc_mcp.errors import ConfigError, JudgeError
-from sjc_mcp.models import JudgeRequest
+from sjc_mcp.models import JudgeOutput, JudgeRequest
 from sjc_mcp.redact import redact
 
 QUESTION = (
@@ -198,3 +198,63 @@ def relevance_state(req: Any, red: Redactor, ids: list[int] | None = None) -> di
             if ids is None or r.id in ids
         ],
     }
+
+
+class Session:
+    """One boundary's exchange: the redactor, the poster, and what came back."""
+
+    def __init__(self, judge: RemoteJudge) -> None:
+        self.red = Redactor()
+        self.client = judge.client or make_client()
+        self.owned = judge.client is None
+        self.poster = Poster(self.client, judge.cfg, judge.headers(), time.monotonic() + judge.cfg.total_timeout_s)
+        self.model = judge.model
+        self.errors: list[str] = []
+        self.scores: dict[int, float | None] = {}
+
+    def saw_model(self, data: dict[str, Any]) -> None:
+        """Record the model id the API reported (what the decision log shows)."""
+        self.model = str(data.get("model") or self.model)
+
+
+class RemoteJudge:
+    """What the model-backed judges share: opt-in and key checked when made, then one ``Session`` per call."""
+
+    name = "remote"
+    table = ""
+
+    def __init__(self, config: Any, client: Any = None) -> None:
+        self.cfg = getattr(config, self.table)
+        check_endpoint(self.name, self.cfg.base_url, config.allow_remote)
+        self.key = api_key(self.name, self.cfg.api_key_env, self.cfg.base_url)
+        self.model = self.cfg.model
+        self.client = client
+
+    def headers(self) -> dict[str, str]:
+        out = {"Content-Type": "application/json"}
+        if self.key:
+            out["Authorization"] = f"Bearer {self.key}"
+        return out
+
+    def url(self, path: str) -> str:
+        return self.cfg.base_url.rstrip("/") + path
+
+    def run(self, work: Any) -> JudgeOutput:
+        """Call ``work(session)``; whatever it raises becomes an error; the client is closed if it is ours."""
+        from sjc_mcp.models import JudgeOutput, Judgment
+
+        s = Session(self)
+        try:
+            work(s)
+        except Exception as exc:
+            s.errors.append(f"{self.name}: {str(exc)[:200]}")
+        finally:
+            if s.owned:
+                s.client.close()
+        return JudgeOutput(
+            judgments=[Judgment(entry_id=i, score=v) for i, v in s.scores.items()],
+            name=self.name,
+            model=s.model,
+            errors=s.errors,
+            redactions=s.red.count,
+        )

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from pydantic import RootModel, ValidationError
+from pydantic import RootModel
 
 from sjc_mcp.judges import _remote
-from sjc_mcp.models import JudgeOutput, JudgeRequest, Judgment
+from sjc_mcp.models import JudgeOutput, JudgeRequest
 
 SYSTEM = "You judge where the entries of a coding agent's compaction summary came from. " + _remote.DATA_NOTICE
 YES = {"yes", "true"}
@@ -75,157 +74,93 @@ def p_yes(choice: dict[str, Any]) -> float | None:
     return yes / (yes + no)
 
 
-class OpenAIJudge:
+class OpenAIJudge(_remote.RemoteJudge):
     name = "openai"
+    table = "openai"
 
-    def __init__(self, config: Any, client: Any = None) -> None:
-        self.cfg = config.openai
-        _remote.check_endpoint(self.name, self.cfg.base_url, config.allow_remote)
-        self.key = _remote.api_key(self.name, self.cfg.api_key_env, self.cfg.base_url)
-        self.model = self.cfg.model
-        self.client = client
+    def _yes_no(self, s: _remote.Session, key: str, prompt: str) -> tuple[float | None, str | None, bool]:
+        """p(yes) for one question; ``(score, error, the server gave no logprobs)``."""
+        body = {
+            "model": self.cfg.model,
+            "temperature": 0,
+            "max_tokens": 1,
+            "logprobs": True,
+            "top_logprobs": 20,
+            "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}],
+        }
+        try:
+            data = s.poster.post(self.url("/chat/completions"), body)
+        except Exception as exc:
+            return None, f"openai: {key}: {exc}", False
+        s.saw_model(data)
+        choice = (data.get("choices") or [None])[0]
+        if not isinstance(choice, dict):
+            return None, f"openai: {key}: no choices in the response", False
+        if not choice.get("logprobs"):
+            return None, None, True
+        p = p_yes(choice)
+        return p, None if p is not None else f"openai: {key}: neither yes nor no among the top tokens", False
+
+    def _each(self, s: _remote.Session, prompts: dict[int, tuple[str, str]]) -> list[int]:
+        """Ask every question concurrently; the ids the server answered without logprobs."""
+        missing = []
+        with ThreadPoolExecutor(max_workers=self.cfg.concurrency) as pool:
+            futures = {i: pool.submit(self._yes_no, s, key, prompt) for i, (key, prompt) in prompts.items()}
+            for i, fut in futures.items():
+                s.scores[i], err, no_logprobs = fut.result()
+                if err:
+                    s.errors.append(err)
+                if no_logprobs:
+                    missing.append(i)
+        return missing
 
     def judge(self, request: JudgeRequest) -> JudgeOutput:
-        red = _remote.Redactor()
-        client = self.client or _remote.make_client()
-        headers = {"Content-Type": "application/json"}
-        if self.key:
-            headers["Authorization"] = f"Bearer {self.key}"
-        poster = _remote.Poster(client, self.cfg, headers, time.monotonic() + self.cfg.total_timeout_s)
-        url = self.cfg.base_url.rstrip("/") + "/chat/completions"
-        errors: list[str] = []
-        scores: dict[int, float | None] = {}
-        model = self.model
-        no_logprobs = False
-
-        def one(entry_id: int) -> tuple[int, float | None, str | None, bool, str | None]:
-            state = _remote.request_state(request, red, [entry_id])
-            body = {
-                "model": self.cfg.model,
-                "temperature": 0,
-                "max_tokens": 1,
-                "logprobs": True,
-                "top_logprobs": 20,
-                "messages": [
-                    {"role": "system", "content": SYSTEM},
-                    {"role": "user", "content": entry_prompt(state, f"e{entry_id}")},
-                ],
+        def work(s: _remote.Session) -> None:
+            prompts = {
+                e.id: (f"e{e.id}", entry_prompt(_remote.request_state(request, s.red, [e.id]), f"e{e.id}"))
+                for e in request.entries
             }
-            try:
-                data = poster.post(url, body)
-            except Exception as exc:
-                return entry_id, None, f"openai: e{entry_id}: {exc}", False, None
-            choice = (data.get("choices") or [None])[0]
-            if not isinstance(choice, dict):
-                return entry_id, None, f"openai: e{entry_id}: no choices in the response", False, data.get("model")
-            if not choice.get("logprobs"):
-                return entry_id, None, None, True, data.get("model")
-            p = p_yes(choice)
-            err = None if p is not None else f"openai: e{entry_id}: neither yes nor no among the top tokens"
-            return entry_id, p, err, False, data.get("model")
+            missing = self._each(s, prompts)
+            if missing:  # no logprobs from this server: one request for a JSON object of probabilities
+                self._fallback(
+                    s, all_prompt(_remote.request_state(request, s.red, missing)), {f"e{i}": i for i in missing}
+                )
 
-        try:
-            with ThreadPoolExecutor(max_workers=self.cfg.concurrency) as pool:
-                for entry_id, p, err, missing, got_model in pool.map(one, [e.id for e in request.entries]):
-                    scores[entry_id] = p
-                    model = str(got_model or model)
-                    no_logprobs = no_logprobs or missing
-                    if err:
-                        errors.append(err)
-            if no_logprobs:
-                fallback = self._fallback(request, red, poster, url, [i for i, s in scores.items() if s is None])
-                errors += fallback[1]
-                scores.update(fallback[0])
-                model = fallback[2] or model
-        finally:
-            if self.client is None:
-                client.close()
-        return JudgeOutput(
-            judgments=[Judgment(entry_id=i, score=s) for i, s in scores.items()],
-            name=self.name,
-            model=model,
-            errors=errors,
-            redactions=red.count,
-        )
+        return self.run(work)
 
-    def _fallback(
-        self, request: JudgeRequest, red: _remote.Redactor, poster: _remote.Poster, url: str, ids: list[int]
-    ) -> tuple[dict[int, float | None], list[str], str | None]:
-        """The server gave no logprobs: ask once for a JSON object of probabilities."""
-        state = _remote.request_state(request, red, ids)
+    def relevance(self, request: Any) -> JudgeOutput:
+        def prompt(s: _remote.Session, rid: int) -> str:
+            state = _remote.relevance_state(request, s.red, [rid])
+            return (
+                f"{json.dumps(state, ensure_ascii=False)}\n\nQuestion about the result with key r{rid}: "
+                f"{_remote.RELEVANCE_QUESTION}\nAnswer with one word: yes or no."
+            )
+
+        def work(s: _remote.Session) -> None:
+            missing = self._each(s, {r.id: (f"r{r.id}", prompt(s, r.id)) for r in request.results})
+            for i in missing:
+                s.errors.append(f"openai: r{i}: the server gave no logprobs")
+
+        return self.run(work)
+
+    def _fallback(self, s: _remote.Session, prompt: str, keys: dict[str, int]) -> None:
         body = {
             "model": self.cfg.model,
             "temperature": 0,
             "response_format": {"type": "json_object"},
-            "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": all_prompt(state)}],
+            "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}],
         }
+        data = s.poster.post(self.url("/chat/completions"), body)
+        s.saw_model(data)
         try:
-            data = poster.post(url, body)
-            text = data["choices"][0]["message"]["content"]
-            probs = Probabilities.model_validate(parse_json_object(text)).root
-        except (KeyError, IndexError, TypeError, ValueError, ValidationError) as exc:
-            return {}, [f"openai: the JSON fallback gave no usable object: {str(exc)[:160]}"], None
-        except Exception as exc:
-            return {}, [f"openai: {exc}"], None
-        out: dict[int, float | None] = {}
-        errors = []
-        for i in ids:
-            out[i] = _remote.probability(probs.get(f"e{i}"))
-            if out[i] is None:
-                errors.append(f"openai: no usable probability for e{i}")
-        return out, errors, data.get("model")
-
-    def relevance(self, request: Any) -> JudgeOutput:
-        red = _remote.Redactor()
-        client = self.client or _remote.make_client()
-        headers = {"Content-Type": "application/json"}
-        if self.key:
-            headers["Authorization"] = f"Bearer {self.key}"
-        poster = _remote.Poster(client, self.cfg, headers, time.monotonic() + self.cfg.total_timeout_s)
-        url = self.cfg.base_url.rstrip("/") + "/chat/completions"
-        errors: list[str] = []
-        model = self.model
-
-        def one(rid: int) -> tuple[int, float | None, str | None, str | None]:
-            state = _remote.relevance_state(request, red, [rid])
-            prompt = (
-                f"{json.dumps(state, ensure_ascii=False)}\n\nQuestion about the result with key r{rid}: "
-                f"{_remote.RELEVANCE_QUESTION}\nAnswer with one word: yes or no."
-            )
-            body = {
-                "model": self.cfg.model,
-                "temperature": 0,
-                "max_tokens": 1,
-                "logprobs": True,
-                "top_logprobs": 20,
-                "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}],
-            }
-            try:
-                data = poster.post(url, body)
-            except Exception as exc:
-                return rid, None, f"openai: r{rid}: {exc}", None
-            choice = (data.get("choices") or [{}])[0]
-            p = p_yes(choice) if isinstance(choice, dict) and choice.get("logprobs") else None
-            return rid, p, None if p is not None else f"openai: r{rid}: no yes/no probability", data.get("model")
-
-        scores: dict[int, float | None] = {}
-        try:
-            with ThreadPoolExecutor(max_workers=self.cfg.concurrency) as pool:
-                for rid, p, err, got in pool.map(one, [r.id for r in request.results]):
-                    scores[rid] = p
-                    model = str(got or model)
-                    if err:
-                        errors.append(err)
-        finally:
-            if self.client is None:
-                client.close()
-        return JudgeOutput(
-            judgments=[Judgment(entry_id=i, score=s) for i, s in scores.items()],
-            name=self.name,
-            model=model,
-            errors=errors,
-            redactions=red.count,
-        )
+            probs = Probabilities.model_validate(parse_json_object(data["choices"][0]["message"]["content"])).root
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            s.errors.append(f"openai: the JSON fallback gave no usable object: {str(exc)[:160]}")
+            return
+        for key, i in keys.items():
+            s.scores[i] = _remote.probability(probs.get(key))
+            if s.scores[i] is None:
+                s.errors.append(f"openai: no usable probability for {key}")
 
 
 def make(config: Any) -> OpenAIJudge:
