@@ -181,3 +181,12 @@ def test_too_large_inputs_are_refused(tmp_path):
         prune_summary("- a", ["y" * 20_000_001], config=cfg(tmp_path))
     with pytest.raises(InputError, match="evidence item 0"):
         prune_summary("- a", [{"kind": "nope", "content": "x"}], config=cfg(tmp_path))
+
+
+def test_public_api_names_resolve():
+    import sjc_mcp
+
+    for name in sjc_mcp.__all__:
+        assert getattr(sjc_mcp, name) is not None, name
+    with pytest.raises(AttributeError):
+        sjc_mcp.not_a_name  # noqa: B018
