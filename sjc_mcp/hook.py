@@ -282,20 +282,21 @@ class Hook:
 
 
 def _log_fault(config: Any, host: str, payload: dict[str, Any], status: str, message: str) -> None:
-    from sjc_mcp.pipeline import log_status
+    """Log an event that ended without a judgment; light on purpose (no pipeline import)."""
+    from sjc_mcp import log as decision_log
 
-    log_status(
-        config,
-        status,
-        [message] if message else [],
-        {
-            "op": "hook",
-            "surface": "hook",
-            "host": host,
-            "event": payload.get("hook_event_name"),
-            "session": payload.get("session_id"),
-        },
-    )
+    if config is None:
+        from sjc_mcp.config import Config
+
+        config = Config.model_construct()
+    meta = {
+        "op": "hook",
+        "surface": "hook",
+        "host": host,
+        "event": payload.get("hook_event_name"),
+        "session": payload.get("session_id"),
+    }
+    decision_log.append_status(config.decision_log_path, status, [message] if message else [], meta)
 
 
 def run_hook(host: str, stdin_text: str, config_path: str | None = None) -> str:

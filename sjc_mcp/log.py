@@ -83,6 +83,26 @@ def append(path: str | os.PathLike[str], record: dict[str, Any]) -> dict[str, An
         os.close(fd)  # closing releases the lock
 
 
+def append_status(path: str | os.PathLike[str], status: str, errors: list[str], meta: dict[str, Any]) -> None:
+    """Record an event that produced no judgment (disabled, error, timeout, nothing); never raises."""
+    record = {
+        "v": 1,
+        **{k: v for k, v in meta.items() if v is not None},
+        "status": status,
+        "errors": errors,
+        "entries": [],
+        "kept": 0,
+        "pruned": 0,
+        "unjudged": 0,
+    }
+    try:
+        append(path, record)
+    except OSError as exc:
+        import sys
+
+        print(f"sjc: could not write the decision log {path}: {exc}", file=sys.stderr)
+
+
 def read(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any] | None, str]]:
     """Yield ``(line number, record or None if corrupt, raw line)`` for every line of the log."""
     p = Path(path).expanduser()
