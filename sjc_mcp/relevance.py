@@ -84,16 +84,17 @@ def turn_starts(items: Sequence[Item]) -> list[int]:
     return out
 
 
+def recent_start(items: Sequence[Item], keep_recent_turns: int) -> int:
+    """Index where the most recent ``keep_recent_turns`` turns begin (``len(items)`` when none are kept)."""
+    if keep_recent_turns <= 0:
+        return len(items)
+    starts = turn_starts(items)
+    return starts[-keep_recent_turns] if len(starts) >= keep_recent_turns else 0
+
+
 def candidates(items: Sequence[Item], keep_recent_turns: int, judge_chars: int) -> list[ToolResult]:
     """Completed tool results before the most recent ``keep_recent_turns`` turns."""
-    starts = turn_starts(items)
-    cutoff = (
-        starts[-keep_recent_turns]
-        if keep_recent_turns and len(starts) >= keep_recent_turns
-        else (0 if keep_recent_turns and starts else len(items))
-    )
-    if keep_recent_turns == 0:
-        cutoff = len(items)
+    cutoff = recent_start(items, keep_recent_turns)
     calls = {it.call_id: i for i, it in enumerate(items) if it.role == "tool_call" and it.call_id}
     out = []
     for i, it in enumerate(items[:cutoff]):
@@ -118,18 +119,12 @@ def candidates(items: Sequence[Item], keep_recent_turns: int, judge_chars: int) 
 def build_request(items: Sequence[Item], config: Config, task: str | None = None) -> RelevanceRequest:
     cfg = config.tools
     results = candidates(items, cfg.keep_recent_turns, cfg.judge_chars)
-    starts = turn_starts(items)
     first_user = next((it.content for it in items if it.role == "user"), None)
-    recent_from = (
-        starts[-cfg.keep_recent_turns]
-        if cfg.keep_recent_turns and len(starts) >= cfg.keep_recent_turns
-        else (starts[0] if starts else len(items))
-    )
+    recent_from = recent_start(items, cfg.keep_recent_turns) if cfg.keep_recent_turns else len(items)
     recent = [f"{it.role}{' ' + it.name if it.name else ''}: {it.content[:2000]}" for it in items[recent_from:]]
-    later = []
-    for r in results:
-        after = [it.content for it in items[r.index + 1 :] if it.role in ("assistant", "tool_call", "user")]
-        later.append(after)
+    later = [
+        [it.content for it in items[r.index + 1 :] if it.role in ("assistant", "tool_call", "user")] for r in results
+    ]
     return RelevanceRequest(task=task or first_user, recent=recent, results=results, later=later)
 
 
