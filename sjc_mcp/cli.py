@@ -10,6 +10,13 @@ from collections.abc import Sequence
 from typing import Any
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad arguments: one line and exit 2, not the usage block."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _add_judge_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--summary", metavar="FILE", help="the candidate summary (default: stdin, or the transcript's)")
     p.add_argument("--transcript", metavar="PATH", help="a host transcript: judge one of its compactions")
@@ -25,7 +32,7 @@ def _add_judge_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="sjc",
         description="Source-Judged Compaction: drop the entries of a compaction summary that no tool "
         "output, user message or previous summary supports.",

@@ -109,3 +109,9 @@ def test_transcript_and_boundary(tmp_path):
     assert bad.returncode == 2 and "boundary 9 does not exist" in bad.stderr
     nob = run("judge", "--boundary", "1", stdin="- a\n", env_extra=env)
     assert nob.returncode == 2 and "--boundary needs --transcript" in nob.stderr
+
+
+@pytest.mark.parametrize("args", [["prune", "--threshold", "abc"], ["bogus"], ["tools", "frob"], ["eval"]])
+def test_bad_arguments_are_one_line(args):
+    r = run(*args, stdin="")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "error:" in r.stderr
