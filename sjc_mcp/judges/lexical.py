@@ -158,6 +158,7 @@ FEATURES = (
     "inference",
     "constraint_nouser",
     "task_only",
+    "user_restated",
 )
 
 _CONSTRAINT = re.compile(
@@ -251,7 +252,7 @@ class Weights:
 # Fitting: unsupported entries weigh NEGATIVE_WEIGHT times a supported one (a kept invention costs more
 # than a dropped fact, and this puts the 0.5 threshold where >= 95 % of kept entries are supported on the
 # dev cases, leave-one-case-out); L2 strength per model.
-NEGATIVE_WEIGHT = 3.0
+NEGATIVE_WEIGHT = 4.0
 L2_FORWARD = 1.0
 L2_OTHER = 1.0
 
@@ -323,6 +324,12 @@ class LexicalJudge:
             best_chunk = max((cov(chunk_words[cid]) for cid in mine), default=0.0) if ew else 0.0
             user = max((cov(chunk_words[cid]) for cid in user_ids), default=0.0) if ew else 0.0
             previous = max((cov(chunk_words[cid]) for cid in prev_ids), default=0.0) if ew else 0.0
+            # how much of one user message the entry restates (a short request covered by a longer entry)
+            user_restated = (
+                max((len(ew & chunk_words[cid]) / max(3, len(chunk_words[cid])) for cid in user_ids), default=0.0)
+                if ew
+                else 0.0
+            )
             an = anchors(e.text)
             hits = sum(1 for a in an if a in all_text and found(a, all_text))
             nums = {_norm_num(n) for n in _NUM.findall(e.text)}
@@ -355,6 +362,7 @@ class LexicalJudge:
                 if _CONSTRAINT.match(e.text.lstrip("-*+ 0123456789.)"))
                 else 0.0,
                 "task_only": max(0.0, cov(task_words) - max(best_chunk, user, previous)) if ew and task_words else 0.0,
+                "user_restated": user_restated,
             }
             if conflict:
                 best = next((chunks[c] for c in mine if conflict in chunks[c].text), None)
