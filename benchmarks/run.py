@@ -63,10 +63,10 @@ def reference_top(passages: list[str], queries: list[str], k: int = 3) -> list[l
     return out
 
 
-def bench_span(runs: int) -> dict:
-    outputs = generate.span(2_000_000)
+def bench_span(runs: int, span_chars: int = 2_000_000, entries: int = 150) -> dict:
+    outputs = generate.span(span_chars)
     sources = [Source(kind="tool_output", name=n, call=f"{n}: {c}", content=t) for n, c, t in outputs]
-    summary = generate.summary(150, outputs)
+    summary = generate.summary(entries, outputs)
     config = Config()
     judge = make_judge(config)
     split_ms, parsed = median_ms(lambda: split_summary(summary), runs)
@@ -198,7 +198,7 @@ def bench_startup(runs: int) -> dict:
     }
 
 
-def bench_audit(runs: int) -> dict:
+def bench_audit(runs: int, records: int = 10_000) -> dict:
     """``sjc audit --json`` on a log of 10,000 judged boundaries (30 entries each), and ``--verify``."""
     from sjc_mcp import log as decision_log
 
@@ -219,7 +219,7 @@ def bench_audit(runs: int) -> dict:
             for i in range(30)
         ]
         with path.open("w") as fh:
-            for i in range(10_000):
+            for i in range(records):
                 rec = {
                     "v": 1,
                     "op": "hook",
@@ -318,10 +318,13 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--transcript-mb", type=int, default=100)
     ap.add_argument("--keep", type=Path, help="keep the generated transcript here (reused next time)")
+    ap.add_argument("--span-mb", type=float, default=2.0, help="size of the span of tool outputs (default 2)")
+    ap.add_argument("--audit-records", type=int, default=10_000, help="boundaries in the audited log")
+    ap.add_argument("--proxy-requests", type=int, default=300)
     a = ap.parse_args()
-    s = bench_span(a.runs)
+    s = bench_span(a.runs, int(a.span_mb * 1_000_000))
     print(
-        f"2 MB span: {s['span_chars']:,} characters in {s['outputs']} outputs, {s['passages']:,} passages; "
+        f"{a.span_mb:g} MB span: {s['span_chars']:,} characters in {s['outputs']} outputs, {s['passages']:,} passages; "
         f"{s['entries']}-entry summary"
     )
     print(
@@ -342,15 +345,16 @@ def main() -> int:
         f"hook end to end on a {h['transcript_mb']:.0f} MB transcript (3 compactions): {h['hook_s']:.2f} s "
         f"(target <= 1.5), peak RSS {h['hook_peak_mb']:.0f} MB (target <= 250); {h['flagged']} entries flagged"
     )
-    px = bench_proxy()
+    px = bench_proxy(a.proxy_requests)
     print(
         f"proxy pass-through on loopback: p50 {px['proxy_p50']:.2f} ms vs direct {px['direct_p50']:.2f} ms "
         f"(+{px['proxy_p50'] - px['direct_p50']:.2f}); p99 {px['proxy_p99']:.2f} vs {px['direct_p99']:.2f} ms "
         f"(+{px['proxy_p99'] - px['direct_p99']:.2f})"
     )
-    au = bench_audit(3)
+    au = bench_audit(3, a.audit_records)
     print(
-        f"audit of 10,000 boundaries ({au['log_mb']:.0f} MB log): {au['audit_ms'] / 1000:.2f} s (target < 2), "
+        f"audit of {a.audit_records:,} boundaries ({au['log_mb']:.0f} MB log): {au['audit_ms'] / 1000:.2f} s "
+        "(target < 2), "
         f"--verify {au['verify_ms'] / 1000:.2f} s"
     )
     st = bench_startup(a.runs)
