@@ -1,6 +1,6 @@
 """Latency and memory of sjc at real session sizes, against the method's retrieval written plainly.
 
-    python benchmarks/run.py [--runs 7] [--transcript-mb 100] [--keep DIR]
+    python benchmarks/run.py [--runs 7] [--transcript-mb 100] [--keep DIR] [--span-mb 2] [--audit-records 10000]
 
 Prints, for the offline judge on a 2 MB span of tool outputs with a 150-entry Claude Code summary:
 the split, retrieve, judge and prune times (median of --runs) and peak memory; the reference
