@@ -144,7 +144,7 @@ def _entry_json(e: Any) -> dict[str, Any]:
 
 
 def _run_judge(args: argparse.Namespace, prune: bool) -> int:
-    from sjc_mcp import io
+    from sjc_mcp import inputs
     from sjc_mcp.config import load_config
     from sjc_mcp.errors import InputError
     from sjc_mcp.pipeline import judge_summary, prune_summary
@@ -175,15 +175,15 @@ def _run_judge(args: argparse.Namespace, prune: bool) -> int:
     elif args.boundary is not None:
         raise InputError("--boundary needs --transcript")
     if args.summary is not None or summary is None:
-        summary = io.read_text(args.summary or "-", "summary")
+        summary = inputs.read_text(args.summary or "-", "summary")
         meta.setdefault("source", args.summary if args.summary not in (None, "-") else "stdin")
     if summary is None or not summary.strip():
         raise InputError("the summary is empty")
-    sources += io.evidence_files(args.evidence)
+    sources += inputs.evidence_files(args.evidence)
     if args.evidence_jsonl:
-        sources += io.evidence_jsonl(args.evidence_jsonl)
-    previous = io.read_text(args.previous, "previous summary")
-    task = io.read_text(args.task, "task")
+        sources += inputs.evidence_jsonl(args.evidence_jsonl)
+    previous = inputs.read_text(args.previous, "previous summary")
+    task = inputs.read_text(args.task, "task")
     kwargs = {**extra, "host": args.host, "threshold": args.threshold, "config": config, "meta": meta}
     if previous is not None:
         kwargs["previous_summary"] = previous
@@ -229,7 +229,7 @@ def _run_judge(args: argparse.Namespace, prune: bool) -> int:
 
 
 def _run_tools(args: argparse.Namespace) -> int:
-    from sjc_mcp import io, relevance
+    from sjc_mcp import inputs, relevance
     from sjc_mcp.config import load_config
     from sjc_mcp.errors import InputError
 
@@ -244,7 +244,7 @@ def _run_tools(args: argparse.Namespace) -> int:
         items = b.span
         meta.update(session=b.session_id, boundary=b.index, transcript=args.transcript)
     elif args.messages:
-        text = io.read_text(args.messages, "messages")
+        text = inputs.read_text(args.messages, "messages")
         try:
             data = json.loads(text or "")
         except ValueError:
@@ -252,7 +252,7 @@ def _run_tools(args: argparse.Namespace) -> int:
         items = relevance.messages_from_json(data)
     else:
         raise InputError("give --transcript PATH or --messages FILE")
-    task = io.read_text(args.task, "task")
+    task = inputs.read_text(args.task, "task")
     fn = relevance.prune_tool_results if args.tools_command == "prune" else relevance.judge_tool_results
     r = fn(items, config=config, task=task, meta=meta)
     if args.json:

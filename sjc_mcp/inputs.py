@@ -1,4 +1,4 @@
-"""Reading the caller's files for the CLI: one-line errors, never a traceback."""
+"""Reading the caller's input files for the CLI: one-line errors, never a traceback."""
 
 from __future__ import annotations
 
