@@ -368,39 +368,14 @@ def boundary_kwargs(boundary: Any) -> dict[str, Any]:
 
 def log_status(config: Config | None, status: str, errors: list[str], meta: dict[str, Any]) -> None:
     """Record an event that produced no judgment (disabled, error, timeout); never raises."""
-    path = (config or Config()).decision_log_path
-    record = {
-        "v": 1,
-        **{k: v for k, v in meta.items() if v is not None},
-        "status": status,
-        "errors": errors,
-        "entries": [],
-        "kept": 0,
-        "pruned": 0,
-        "unjudged": 0,
-    }
-    try:
-        decision_log.append(path, record)
-    except OSError as exc:
-        print(f"sjc: could not write the decision log {path}: {exc}", file=sys.stderr)
+    decision_log.append_status((config or Config()).decision_log_path, status, errors, meta)
 
 
 def log_nothing(config: Config, note: str, meta: dict[str, Any]) -> None:
     """Record a boundary with nothing to judge (an encrypted Codex summary, an empty one)."""
-    record = {
-        "v": 1,
-        **{k: v for k, v in meta.items() if v is not None},
-        "status": "nothing",
-        "note": note,
-        "config_hash": config.digest(),
-        "mode": config.mode,
-        "entries": [],
-        "kept": 0,
-        "pruned": 0,
-        "unjudged": 0,
-        "errors": [],
-    }
-    try:
-        decision_log.append(config.decision_log_path, record)
-    except OSError as exc:
-        print(f"sjc: could not write the decision log {config.decision_log_path}: {exc}", file=sys.stderr)
+    decision_log.append_status(
+        config.decision_log_path,
+        "nothing",
+        [],
+        {**meta, "note": note, "config_hash": config.digest(), "mode": config.mode},
+    )
