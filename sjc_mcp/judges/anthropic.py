@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from sjc_mcp.judges import _remote
-from sjc_mcp.judges.openai import SYSTEM, Probabilities, all_prompt, parse_json_object
+from sjc_mcp.judges.openai import SYSTEM, all_prompt, read_probabilities
 from sjc_mcp.models import JudgeOutput, JudgeRequest
 
 API_VERSION = "2023-06-01"
@@ -34,15 +34,7 @@ class AnthropicJudge(_remote.RemoteJudge):
         data = s.poster.post(self.url("/v1/messages"), body)
         s.saw_model(data)
         text = "".join(b.get("text", "") for b in data.get("content", []) if isinstance(b, dict))
-        try:
-            probs = Probabilities.model_validate(parse_json_object(text)).root
-        except ValueError as exc:  # pydantic's ValidationError is a ValueError
-            s.errors.append(f"anthropic: no usable JSON object in the reply: {str(exc)[:160]}")
-            return
-        for key, i in keys.items():
-            s.scores[i] = _remote.probability(probs.get(key))
-            if s.scores[i] is None:
-                s.errors.append(f"anthropic: no usable probability for {key}")
+        read_probabilities(s, "anthropic", text, keys)
 
     def judge(self, request: JudgeRequest) -> JudgeOutput:
         ids = [e.id for e in request.entries]

@@ -27,6 +27,19 @@ class Probabilities(RootModel[dict[str, float]]):
     pass
 
 
+def read_probabilities(s: _remote.Session, who: str, text: str, keys: dict[str, int]) -> None:
+    """Scores from a reply that should be one JSON object of probabilities keyed like ``keys``."""
+    try:
+        probs = Probabilities.model_validate(parse_json_object(text)).root
+    except ValueError as exc:  # bad JSON, or pydantic's ValidationError (a ValueError)
+        s.errors.append(f"{who}: no usable JSON object in the reply: {str(exc)[:160]}")
+        return
+    for key, i in keys.items():
+        s.scores[i] = _remote.probability(probs.get(key))
+        if s.scores[i] is None:
+            s.errors.append(f"{who}: no usable probability for {key}")
+
+
 def entry_prompt(state: dict[str, Any], key: str) -> str:
     return (
         f"{json.dumps(state, ensure_ascii=False)}\n\nQuestion about the entry with key {key}: {_remote.QUESTION}\n"
@@ -153,14 +166,11 @@ class OpenAIJudge(_remote.RemoteJudge):
         data = s.poster.post(self.url("/chat/completions"), body)
         s.saw_model(data)
         try:
-            probs = Probabilities.model_validate(parse_json_object(data["choices"][0]["message"]["content"])).root
-        except (KeyError, IndexError, TypeError, ValueError) as exc:
-            s.errors.append(f"openai: the JSON fallback gave no usable object: {str(exc)[:160]}")
+            text = data["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            s.errors.append("openai: the JSON fallback gave no usable object: no message in the reply")
             return
-        for key, i in keys.items():
-            s.scores[i] = _remote.probability(probs.get(key))
-            if s.scores[i] is None:
-                s.errors.append(f"openai: no usable probability for {key}")
+        read_probabilities(s, "openai: the JSON fallback", text if isinstance(text, str) else "", keys)
 
 
 def make(config: Any) -> OpenAIJudge:
