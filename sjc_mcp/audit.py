@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -291,7 +290,3 @@ def verify(path: Path) -> tuple[int, list[str]]:
                 problems.append(f"line {n}: the record before it was removed or altered (chain broken)")
         prev = rec["hash"]
     return count, problems
-
-
-def filter_lines(records: Iterable[dict]) -> list[dict]:
-    return [{k: v for k, v in r.items() if not k.startswith("_")} for r in records]

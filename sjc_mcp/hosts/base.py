@@ -94,10 +94,3 @@ class Boundary(BaseModel):
 
     def retained_turns(self) -> list[Turn]:
         return [Turn(role=it.role, content=it.content, name=it.name) for it in self.retained]
-
-
-class Session(BaseModel):
-    host: str
-    path: str
-    session_id: str | None = None
-    boundaries: int = 0

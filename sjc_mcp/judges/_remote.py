@@ -18,6 +18,7 @@ from urllib.parse import urlparse
 from sjc_mcp.errors import ConfigError, JudgeError
 from sjc_mcp.models import JudgeOutput, JudgeRequest
 from sjc_mcp.redact import redact
+from sjc_mcp.text import estimate_tokens as text_tokens
 
 QUESTION = (
     "Does this entry contain information that came from an environment output (a tool output or a user "
@@ -103,7 +104,8 @@ def request_state(req: JudgeRequest, red: Redactor, entry_ids: list[int] | None 
 
 
 def estimate_tokens(obj: Any) -> int:
-    return len(json.dumps(obj, ensure_ascii=False)) // 4 + 1
+    """Estimated tokens of a request state, as sent (JSON)."""
+    return text_tokens(json.dumps(obj, ensure_ascii=False))
 
 
 def probability(value: Any) -> float | None:

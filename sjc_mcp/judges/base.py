@@ -1,13 +1,12 @@
 """The judge protocol: one request in (every entry of one summary), one probability or None out per
-entry. A backend is one module exposing a class that satisfies ``Judge``; ``judges.REGISTRY`` maps
-config names to factories."""
+entry. A backend is one module with a class that satisfies ``Judge`` and a factory ``make(config)``;
+``judges._BACKENDS`` maps config names to those modules."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from sjc_mcp.config import Config
     from sjc_mcp.models import JudgeOutput, JudgeRequest
 
 
@@ -29,7 +28,3 @@ class RelevanceJudge(Protocol):
     model: str
 
     def relevance(self, request: Any) -> JudgeOutput: ...
-
-
-class JudgeFactory(Protocol):
-    def __call__(self, config: Config) -> Judge: ...
