@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sjc_mcp.errors import TranscriptError
+
 MAX_STDIN = 20_000_000
 MAX_CONTEXT = 10_000
 HOSTS = ("claude-code", "codex")
@@ -170,13 +172,11 @@ class Hook:
         before = (self.state.read().get("pre_compact") or {}).get("boundaries_before")
 
         def probe() -> Any:
-            try:
-                n = claude_code.boundary_count(self.transcript)
-            except Exception:
+            try:  # one pass over the file: the newest compaction, if there is one yet
+                b = claude_code.read_boundary(self.transcript)
+            except TranscriptError:
                 return None
-            if n == 0 or (isinstance(before, int) and n <= before):
-                return None
-            return claude_code.read_boundary(self.transcript, n - 1)
+            return None if isinstance(before, int) and b.index + 1 <= before else b
 
         wait = min(10.0, self.config.hook.time_budget_s / 2)
         return _wait_for(probe, self.transcript, wait)
@@ -213,11 +213,12 @@ class Hook:
         if done is None:
             boundary = None
             if self.transcript is not None and self.transcript.exists():
-                n = claude_code.boundary_count(self.transcript)
-                if n:
-                    newest = claude_code.read_boundary(self.transcript, n - 1)
-                    if summary_key(newest.summary) == key:
-                        boundary = newest
+                try:
+                    newest = claude_code.read_boundary(self.transcript)
+                except TranscriptError:  # no compaction written yet
+                    newest = None
+                if newest is not None and summary_key(newest.summary) == key:
+                    boundary = newest
                 if boundary is None:
                     boundary = claude_code.read_open_span(self.transcript)
             pre = self.state.read().get("pre_compact") or {}
@@ -243,8 +244,10 @@ class Hook:
             raise ValueError("PostCompact payload has no transcript_path")
 
         def probe() -> Any:
-            n = codex.boundary_count(self.transcript)
-            return codex.read_boundary(self.transcript, n - 1) if n else None
+            try:
+                return codex.read_boundary(self.transcript)
+            except TranscriptError:  # no compacted record yet
+                return None
 
         b = _wait_for(probe, self.transcript, min(5.0, self.config.hook.time_budget_s / 2))
         if b is None:

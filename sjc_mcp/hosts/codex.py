@@ -118,13 +118,32 @@ def boundary_count(path: str | Path) -> int:
     return sum(1 for rec in _lines(Path(path)) if rec.get("type") == "compacted")
 
 
+def _boundary(span: list[Item], message: str, previous: str | None, session_id: str | None, index: int) -> Boundary:
+    names = {i.call_id: i.name for i in span if i.role == "tool_call"}
+    for i in span:
+        if i.role == "tool_output" and i.name is None:
+            i.name = names.get(i.call_id)
+    return Boundary(
+        host="codex",
+        index=index,
+        summary=message,
+        previous_summary=previous,
+        span=span,
+        session_id=session_id,
+        boundary_id=f"{session_id}:{index}",
+        note=None if message.strip() else ENCRYPTED,
+    )
+
+
 def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
+    """Compaction ``index`` (newest when None) in one pass; a negative index needs the count first."""
     p = Path(path)
-    if index is None or index < 0:  # counting from the end needs the count first
+    if index is not None and index < 0:
         index = choose(p, boundary_count(p), index)
     span: list[Item] = []
     previous: str | None = None
     session_id: str | None = None
+    newest: Boundary | None = None
     seen = 0
     for rec in _lines(p):
         t = rec.get("type")
@@ -138,21 +157,15 @@ def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
         elif t == "compacted":
             message = payload.get("message") or ""
             if seen == index:
-                names = {i.call_id: i.name for i in span if i.role == "tool_call"}
-                for i in span:
-                    if i.role == "tool_output" and i.name is None:
-                        i.name = names.get(i.call_id)
-                return Boundary(
-                    host="codex",
-                    index=index,
-                    summary=message,
-                    previous_summary=previous,
-                    span=span,
-                    session_id=session_id,
-                    boundary_id=f"{session_id}:{index}",
-                    note=None if message.strip() else ENCRYPTED,
-                )
+                return _boundary(span, message, previous, session_id, index)
+            if index is None:  # keep only the newest so far: memory stays one span
+                newest = _boundary(span, message, previous, session_id, seen)
             seen += 1
             previous = message or None
             span = []
+    if index is None:
+        if newest is None:
+            choose(p, 0, None)  # raises: no compaction in this transcript
+        assert newest is not None
+        return newest
     raise TranscriptError(f"{p}: boundary {index} does not exist; it has {seen}")
