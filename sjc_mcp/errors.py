@@ -32,3 +32,13 @@ class ConfigError(SJCError):
 
 class JudgeError(SJCError):
     """A judge backend could not score a request."""
+
+
+def first_error(exc: Exception) -> str:
+    """One line for a validation error: the first problem, with where it is (``loc: message``)."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        err = errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        return f"{loc}: {err['msg']}" if loc else err["msg"]
+    return str(exc)

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from sjc_mcp.errors import InputError
+from sjc_mcp.errors import InputError, first_error
 from sjc_mcp.models import EvidenceItem, Source
 
 
@@ -51,7 +51,5 @@ def evidence_jsonl(path: str) -> list[Source]:
         try:
             out.append(EvidenceItem.model_validate(obj).to_source())
         except Exception as exc:
-            err = exc.errors()[0] if hasattr(exc, "errors") else {"loc": (), "msg": str(exc)}  # type: ignore[union-attr]
-            loc = ".".join(str(x) for x in err["loc"])
-            raise InputError(f"{path}:{n}: {loc + ': ' if loc else ''}{err['msg']}") from None
+            raise InputError(f"{path}:{n}: {first_error(exc)}") from None
     return out

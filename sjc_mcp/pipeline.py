@@ -10,7 +10,7 @@ from typing import Any
 
 from sjc_mcp import log as decision_log
 from sjc_mcp.config import Config
-from sjc_mcp.errors import InputError
+from sjc_mcp.errors import InputError, first_error
 from sjc_mcp.evidence import EvidenceIndex
 from sjc_mcp.judges import make_judge
 from sjc_mcp.judges.base import Judge
@@ -50,19 +50,10 @@ def to_sources(evidence: Iterable[EvidenceLike]) -> list[Source]:
             try:
                 out.append(EvidenceItem.model_validate(item).to_source())
             except Exception as exc:
-                raise InputError(f"evidence item {i}: {_first_error(exc)}") from None
+                raise InputError(f"evidence item {i}: {first_error(exc)}") from None
         else:
             raise InputError(f"evidence item {i}: expected an object with 'content', got {type(item).__name__}")
     return out
-
-
-def _first_error(exc: Exception) -> str:
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        err = errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        return f"{loc}: {err['msg']}" if loc else err["msg"]
-    return str(exc)
 
 
 def _check_sizes(summary: str, sources: Sequence[Source]) -> None:
