@@ -129,6 +129,21 @@ def _entries(result: pipeline.JudgeResult) -> list[EntryOut]:
 def create_server(config: Config) -> MCPServer:
     server = MCPServer("sjc-mcp", instructions=INSTRUCTIONS)
 
+    def read_allowed(transcript_path: str, boundary: int | None) -> tuple[Any, dict[str, Any]]:
+        """A compaction of a transcript under the allowed roots, and what the log should say about it."""
+        from sjc_mcp.hosts import read_boundary
+        from sjc_mcp.roots import check_allowed
+
+        b = read_boundary(check_allowed(transcript_path, config), boundary)
+        meta = {
+            "surface": "mcp",
+            "session": b.session_id,
+            "boundary": b.index,
+            "boundary_id": b.boundary_id,
+            "transcript": transcript_path,
+        }
+        return b, meta
+
     def run(op: str, args: dict[str, Any]) -> pipeline.JudgeResult:
         fn = pipeline.prune_summary if op == "prune" else pipeline.judge_summary
         try:
@@ -137,16 +152,7 @@ def create_server(config: Config) -> MCPServer:
             kwargs: dict[str, Any] = {"previous_summary": args["previous_summary"], "task": args["task"]}
             meta: dict[str, Any] = {"surface": "mcp"}
             if args["transcript_path"]:
-                from sjc_mcp.hosts import read_boundary
-                from sjc_mcp.roots import check_allowed
-
-                b = read_boundary(check_allowed(args["transcript_path"], config), args["boundary"])
-                meta.update(
-                    session=b.session_id,
-                    boundary=b.index,
-                    boundary_id=b.boundary_id,
-                    transcript=args["transcript_path"],
-                )
+                b, meta = read_allowed(args["transcript_path"], args["boundary"])
                 if b.note:
                     raise SJCError(f"nothing to judge at boundary {b.index}: {b.note}")
                 summary = summary or b.summary
@@ -216,12 +222,8 @@ def create_server(config: Config) -> MCPServer:
         try:
             meta: dict[str, Any] = {"surface": "mcp"}
             if transcript_path:
-                from sjc_mcp.hosts import read_boundary
-                from sjc_mcp.roots import check_allowed
-
-                b = read_boundary(check_allowed(transcript_path, config), boundary)
+                b, meta = read_allowed(transcript_path, boundary)
                 items = b.span
-                meta.update(session=b.session_id, boundary=b.index, transcript=transcript_path)
             else:
                 if sum(len(m.content) for m in messages) > pipeline.MAX_EVIDENCE_BYTES:
                     raise SJCError(f"messages are larger than {pipeline.MAX_EVIDENCE_BYTES:,} bytes")
