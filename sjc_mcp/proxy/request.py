@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from sjc_mcp.hosts.base import PLANNING_TOOLS
+from sjc_mcp.hosts.base import Boundary, Item
 from sjc_mcp.hosts.claude_code import _INJECTED, _NOTIFICATION
 from sjc_mcp.hosts.codex import _INJECTED_USER
 from sjc_mcp.models import Source
@@ -21,7 +21,8 @@ CC_WRAPPER = "This session is being continued from a previous conversation"
 CODEX_PREFIX = "Another language model started to solve this problem"
 
 
-def _text(content: Any) -> str:
+def content_text(content: Any) -> str:
+    """The text of a message content: a string, or the text parts of a list."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -34,10 +35,10 @@ def _text(content: Any) -> str:
 
 
 def _system_text(body: dict[str, Any]) -> str:
-    parts = [_text(body.get("system")), _text(body.get("instructions"))]
+    parts = [content_text(body.get("system")), content_text(body.get("instructions"))]
     for m in body.get("messages") or []:
         if isinstance(m, dict) and m.get("role") in ("system", "developer"):
-            parts.append(_text(m.get("content")))
+            parts.append(content_text(m.get("content")))
     return "\n".join(p for p in parts if p)
 
 
@@ -47,7 +48,7 @@ def _last_user_text(body: dict[str, Any]) -> str:
         return items
     for m in reversed(items or []):
         if isinstance(m, dict) and m.get("role") == "user":
-            return _text(m.get("content"))
+            return content_text(m.get("content"))
     return ""
 
 
@@ -68,94 +69,118 @@ def _is_prompt(text: str, patterns: dict[str, str]) -> bool:
     return any(re.search(p, text) for p in patterns.values() if p)
 
 
-def evidence(api: str, body: dict[str, Any], patterns: dict[str, str]) -> tuple[list[Source], str | None, list[str]]:
-    """``(sources, previous summary, assistant prose)`` from the history in the request."""
-    sources: list[Source] = []
-    previous: str | None = None
-    prose: list[str] = []
-    calls: dict[str, tuple[str, str]] = {}
+Locator = tuple[Any, ...]
 
-    def user_text(t: str) -> None:
-        nonlocal previous
-        if not t.strip() or _is_prompt(t, patterns):
-            return
-        stripped = t.lstrip()
-        if stripped.startswith((CC_WRAPPER, CODEX_PREFIX)):
-            previous = t
-        elif _NOTIFICATION.match(t):
-            sources.append(Source(kind="tool_output", content=t, name="notification"))
-        elif not _INJECTED.match(t) and not stripped.startswith(_INJECTED_USER):
-            sources.append(Source(kind="user_message", content=t))
 
-    def tool_output(call_id: str | None, content: str, is_error: bool = False) -> None:
-        name, args = calls.get(call_id or "", (None, None))
-        if name in PLANNING_TOOLS:
-            return
-        sources.append(
-            Source(
-                kind="tool_output",
-                content=content,
-                name=name,
-                call_id=call_id,
-                call=f"{name}: {args}" if name else None,
-                is_error=is_error,
-            )
-        )
+def _output_text(out: Any) -> str:
+    """A Responses tool output: a string (Codex wraps it as JSON ``{"output", "metadata"}``), or parts."""
+    if isinstance(out, list):
+        return content_text(out)
+    if not isinstance(out, str):
+        return json.dumps(out)
+    if out.startswith("{"):
+        try:
+            obj = json.loads(out)
+        except ValueError:
+            return out
+        if isinstance(obj, dict) and "output" in obj:
+            inner = obj["output"]
+            return inner if isinstance(inner, str) else json.dumps(inner)
+    return out
+
+
+def history(api: str, body: dict[str, Any]) -> tuple[list[Item], list[Locator]]:
+    """The request's history as items, oldest first, and where each one sits in the body (for edits)."""
+    items: list[Item] = []
+    where: list[Locator] = []
+
+    def add(loc: Locator, role: str, content: str, **kw: Any) -> None:
+        items.append(Item(role=role, content=content, **kw))  # type: ignore[arg-type]
+        where.append(loc)
 
     if api == "anthropic":
-        for m in body.get("messages") or []:
+        for mi, m in enumerate(body.get("messages") or []):
+            role = "user" if m.get("role") == "user" else "assistant"
             content = m.get("content")
-            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
-            for b in blocks:
-                if not isinstance(b, dict):
-                    continue
-                t = b.get("type")
+            if isinstance(content, str):
+                add((mi, None), role, content)
+                continue
+            for bi, b in enumerate(content or []):
+                t = b.get("type") if isinstance(b, dict) else None
                 if t == "tool_use":
-                    calls[b.get("id", "")] = (b.get("name"), json.dumps(b.get("input", {}), ensure_ascii=False))
-                    if b.get("name") in PLANNING_TOOLS:
-                        prose.append(json.dumps(b.get("input", {}), ensure_ascii=False))
+                    add(
+                        (mi, bi),
+                        "tool_call",
+                        json.dumps(b.get("input", {}), ensure_ascii=False),
+                        name=b.get("name"),
+                        call_id=b.get("id"),
+                    )
                 elif t == "tool_result":
-                    tool_output(b.get("tool_use_id"), _text(b.get("content")), bool(b.get("is_error")))
-                elif t == "text" and m.get("role") == "user":
-                    user_text(b.get("text", ""))
-                elif t in ("text", "thinking") and m.get("role") == "assistant":
-                    prose.append(b.get("text") or b.get("thinking") or "")
+                    add(
+                        (mi, bi),
+                        "tool_output",
+                        content_text(b.get("content")),
+                        call_id=b.get("tool_use_id"),
+                        is_error=bool(b.get("is_error")),
+                    )
+                elif t == "text" or (t == "thinking" and role == "assistant"):
+                    add((mi, bi), role, b.get("text") or b.get("thinking") or "")
     elif api == "chat":
-        for m in body.get("messages") or []:
+        for mi, m in enumerate(body.get("messages") or []):
             role = m.get("role")
-            if role == "assistant":
-                if _text(m.get("content")).strip():
-                    prose.append(_text(m.get("content")))
-                for tc in m.get("tool_calls") or []:
+            if role == "tool":
+                add((mi, None), "tool_output", content_text(m.get("content")), call_id=m.get("tool_call_id"))
+            elif role in ("user", "assistant"):
+                if content_text(m.get("content")):
+                    add((mi, None), role, content_text(m.get("content")))
+                for ti, tc in enumerate(m.get("tool_calls") or []):
                     fn = tc.get("function") or {}
-                    calls[tc.get("id", "")] = (fn.get("name"), fn.get("arguments", ""))
-            elif role == "tool":
-                tool_output(m.get("tool_call_id"), _text(m.get("content")))
-            elif role == "user":
-                user_text(_text(m.get("content")))
+                    add((mi, ti), "tool_call", fn.get("arguments", ""), name=fn.get("name"), call_id=tc.get("id"))
     elif api == "responses":
-        items = body.get("input")
-        for it in [{"type": "message", "role": "user", "content": items}] if isinstance(items, str) else items or []:
+        raw = body.get("input")
+        if isinstance(raw, str):
+            add((None,), "user", raw)
+        for ii, it in enumerate(raw if isinstance(raw, list) else []):
             if not isinstance(it, dict):
                 continue
             t = it.get("type", "message")
-            if t == "message":
-                if it.get("role") == "user":
-                    user_text(_text(it.get("content")))
-                elif it.get("role") == "assistant":
-                    prose.append(_text(it.get("content")))
+            if t == "message" and it.get("role") in ("user", "assistant"):
+                add((ii,), it["role"], content_text(it.get("content")))
             elif t in ("function_call", "custom_tool_call"):
-                calls[it.get("call_id", "")] = (it.get("name"), it.get("arguments", it.get("input", "")))
+                add(
+                    (ii,),
+                    "tool_call",
+                    str(it.get("arguments", it.get("input", ""))),
+                    name=it.get("name"),
+                    call_id=it.get("call_id"),
+                )
             elif t == "local_shell_call":
-                calls[it.get("call_id", "")] = ("local_shell", json.dumps(it.get("action", {})))
+                add((ii,), "tool_call", json.dumps(it.get("action", {})), name="local_shell", call_id=it.get("call_id"))
             elif t in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
-                out = it.get("output")
-                text = out if isinstance(out, str) else _text(out) if isinstance(out, list) else json.dumps(out)
-                if isinstance(out, str) and out.startswith("{"):
-                    try:
-                        obj = json.loads(out)
-                        text = obj.get("output", text) if isinstance(obj, dict) else text
-                    except ValueError:
-                        pass
-                tool_output(it.get("call_id"), text if isinstance(text, str) else json.dumps(text))
-    return sources, previous, [p for p in prose if p.strip()]
+                add((ii,), "tool_output", _output_text(it.get("output")), call_id=it.get("call_id"))
+    return items, where
+
+
+def evidence(api: str, body: dict[str, Any], patterns: dict[str, str]) -> tuple[list[Source], str | None, list[str]]:
+    """``(sources, previous summary, assistant prose)`` from the history in the request: the compaction
+    prompt itself, injected text and the previous summary are set apart; tool outputs pair with their
+    calls and planning tools are the agent's own words, as in a transcript (``Boundary.sources``)."""
+    previous: str | None = None
+    kept: list[Item] = []
+    for it in history(api, body)[0]:
+        if it.role == "user":
+            t = it.content
+            stripped = t.lstrip()
+            if not t.strip() or _is_prompt(t, patterns):
+                continue
+            if stripped.startswith((CC_WRAPPER, CODEX_PREFIX)):
+                previous = t
+                continue
+            if _NOTIFICATION.match(t):
+                kept.append(Item(role="tool_output", content=t, name="notification"))
+                continue
+            if _INJECTED.match(t) or stripped.startswith(_INJECTED_USER):
+                continue
+        kept.append(it)
+    span = Boundary(host=api, index=0, summary="", span=kept)
+    return span.sources(), previous, span.assistant_prose()
