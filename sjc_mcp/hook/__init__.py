@@ -1,0 +1,123 @@
+"""``sjc hook <host>``: run inside the host at compaction, stdin JSON in, stdout out.
+
+It must never break the session: every fault (bad payload, bad transcript, judge down, bad config,
+time budget spent) ends with exit 0 and no output, the reason in the decision log and on stderr.
+
+Claude Code (no hook can edit the summary; SessionStart can add context after it):
+- ``PreCompact``: note the boundary count and the user's ``/compact`` instructions. Prints nothing.
+- ``SessionStart`` (source ``compact``): find the new summary in the transcript (waiting for the
+  file if it lags), judge, log, and print ``additionalContext`` naming the entries with no source.
+- ``PostCompact``: judge ``compact_summary`` unless this boundary was judged already; print one line
+  for the user.
+Codex: ``PostCompact`` judges the new ``compacted`` record and keeps the correction;
+``UserPromptSubmit`` hands it to the model once.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from typing import Any
+
+MAX_STDIN = 20_000_000
+# host -> (module, class, the events it handles); the modules are imported only for these events
+HOSTS: dict[str, tuple[str, str, frozenset[str]]] = {
+    "claude-code": (
+        "sjc_mcp.hook.claude_code",
+        "ClaudeCodeHook",
+        frozenset({"PreCompact", "SessionStart", "PostCompact"}),
+    ),
+    "codex": ("sjc_mcp.hook.codex", "CodexHook", frozenset({"PostCompact", "UserPromptSubmit"})),
+}
+
+
+class _Budget(Exception):
+    pass
+
+
+def _log_fault(config: Any, host: str, payload: dict[str, Any], status: str, message: str) -> None:
+    """Log an event that ended without a judgment; light on purpose (no pipeline import)."""
+    from sjc_mcp import log as decision_log
+
+    if config is None:
+        from sjc_mcp.config import Config
+
+        config = Config.model_construct()
+    meta = {
+        "op": "hook",
+        "surface": "hook",
+        "host": host,
+        "event": payload.get("hook_event_name"),
+        "session": payload.get("session_id"),
+    }
+    decision_log.append_status(config.decision_log_path, status, [message] if message else [], meta)
+
+
+def run_hook(host: str, stdin_text: str, config_path: str | None = None) -> str:
+    """The hook's whole job; returns what to print on stdout ("" for nothing). Never raises."""
+    config = None
+    payload: dict[str, Any] = {}
+    old_handler = None
+    try:
+        if host not in HOSTS:
+            raise ValueError(f"unknown hook host {host!r}; choose one of: {', '.join(HOSTS)}")
+        if len(stdin_text) > MAX_STDIN:
+            raise ValueError("hook payload larger than 20 MB")
+        parsed = json.loads(stdin_text) if stdin_text.strip() else {}
+        if not isinstance(parsed, dict):
+            raise ValueError("hook payload is not a JSON object")
+        payload = parsed
+        module_name, class_name, events = HOSTS[host]
+        if str(payload.get("hook_event_name") or "") not in events:
+            return ""  # an event we do not act on: no config, no log, nothing to pay for
+        from sjc_mcp.config import load_config
+
+        config = load_config(config_path)
+        off = config.disabled()
+        if off:
+            _log_fault(config, host, payload, "disabled", f"disabled by {off}")
+            return ""
+        budget = config.hook.time_budget_s
+
+        def _expire(signum: int, frame: Any) -> None:
+            raise _Budget(f"time budget of {budget:g}s spent")
+
+        if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
+            old_handler = signal.signal(signal.SIGALRM, _expire)
+            signal.setitimer(signal.ITIMER_REAL, budget)
+        import importlib
+
+        hook_class = getattr(importlib.import_module(module_name), class_name)
+        return hook_class(host, payload, config).run()
+    except BaseException as exc:  # the host's session must never break because of us
+        if isinstance(exc, KeyboardInterrupt):
+            return ""
+        message = f"{type(exc).__name__}: {exc}" if not isinstance(exc, _Budget) else str(exc)
+        print(f"sjc hook: {message}; the summary is left as the host wrote it", file=sys.stderr)
+        try:
+            _log_fault(config, host, payload, "timeout" if isinstance(exc, _Budget) else "error", message)
+        except Exception as log_exc:
+            print(f"sjc hook: could not log the fault: {log_exc}", file=sys.stderr)
+        return ""
+    finally:
+        if old_handler is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old_handler)
+
+
+def main(host: str, config_path: str | None = None) -> int:
+    try:
+        data = sys.stdin.read(MAX_STDIN + 1)
+    except Exception as exc:
+        print(f"sjc hook: cannot read stdin: {exc}", file=sys.stderr)
+        data = ""
+    out = run_hook(host, data, config_path)
+    try:
+        if out:
+            sys.stdout.write(out + "\n")
+            sys.stdout.flush()
+    except Exception as exc:  # the host closed the pipe: nothing more to do
+        print(f"sjc hook: cannot write the output: {exc}", file=sys.stderr)
+    return 0
