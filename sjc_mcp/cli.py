@@ -345,27 +345,11 @@ def _run_eval(args: argparse.Namespace) -> int:
             raise InputError(f"threshold must be between 0 and 1, got {args.threshold}")
         config = config.model_copy(update={"threshold": args.threshold})
     if args.mode == "tools":
-        from sjc_mcp.relevance import identifier_retention
+        from sjc_mcp.retention import identifier_retention
+        from sjc_mcp.retention import render_text as render_tools
 
         out = identifier_retention(args.paths, config)
-        if args.json:
-            print(json.dumps(out, indent=2))
-        else:
-            d = out["default"]
-            print(
-                f"relevance pruning ({out['judge']} judge) on {out['boundaries']} compactions of "
-                f"{out['transcripts']} transcripts, {d['identifiers']} identifiers used after compaction that "
-                "appeared before it only in tool results"
-            )
-            print(
-                f"default (truncate below {d['truncate_below']}, drop below {d['drop_below']}): identifiers kept "
-                f"{d['identifiers_kept']:.1%}, tool-result text dropped {d['tool_text_dropped']:.1%}"
-            )
-            for row in out["by_threshold"]:
-                print(
-                    f"  truncate below {row['truncate_below']:.1f}: kept {row['identifiers_kept']:.1%}, "
-                    f"dropped {row['tool_text_dropped']:.1%}"
-                )
+        print(json.dumps(out, indent=2) if args.json else render_tools(out))
         return 0
     report = evaluate(args.paths, config, policy=args.policy, loo=args.loo)
     print(json.dumps(report, indent=2) if args.json else render_text(report))

@@ -93,6 +93,7 @@ class ToolsConfig(_Table):
     margin: float = Field(0.05, ge=0.0, le=0.5)
     truncate_keep_chars: int = Field(400, ge=0, le=100_000)
     min_reduction: float = Field(0.10, ge=0.0, le=1.0, description="below this share saved, change nothing")
+    supersede: bool = Field(True, description="stub outputs of calls made again later with the same arguments")
 
 
 class HookConfig(_Table):

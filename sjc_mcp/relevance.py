@@ -1,12 +1,14 @@
-"""Relevance pruning of tool results: is each completed tool result still needed for the current task?
+"""Pruning of tool results: superseded outputs first, then relevance ("is this result still needed?").
 
-A filter, not a rewrite. Candidates are completed tool results outside the pinned first user
-message and the most recent turns; each is judged (cut to ``judge_chars`` for judging) and then
-kept, truncated (the call stays, the result is cut to its head with a note saying what was cut) or
-dropped (call and result). Biased toward keeping: below ``drop_below - margin`` drops, below
-``truncate_below - margin`` truncates, and a score the judge returns for many results at once
-(an uninformative answer) never cuts. If the whole pass would save less than ``min_reduction`` of
-the tool-result characters, nothing changes and the log says "not worth a call".
+A filter, not a rewrite. First, outputs that a later identical read, command or search supersedes are
+replaced by a one-line stub naming the later call (``supersession.py``; no judge). Then the remaining
+candidates, completed tool results outside the pinned first user message and the most recent turns,
+are judged (cut to ``judge_chars`` for judging) and kept, truncated (the call stays, the result is cut
+to its head with a note saying what was cut) or dropped (call and result). Biased toward keeping:
+below ``drop_below - margin`` drops, below ``truncate_below - margin`` truncates, and a score the judge
+returns for many results at once (an uninformative answer) never cuts. If the whole pass would save
+less than ``min_reduction`` of the tool-result characters, nothing changes and the log says "not
+worth a call".
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from sjc_mcp.config import Config
 from sjc_mcp.hosts.base import Item
 from sjc_mcp.text import estimate_tokens
 
-ToolDecision = Literal["keep", "truncate", "drop"]
+ToolDecision = Literal["keep", "truncate", "drop", "supersede"]
 
 
 class ToolResult(BaseModel):
@@ -56,6 +58,8 @@ class ToolVerdict(BaseModel):
     decision: ToolDecision
     chars_before: int
     chars_after: int
+    superseded_by: int | None = Field(None, description="position of the later output that supersedes this one")
+    note: str | None = Field(None, description="the stub that replaces a superseded result")
 
 
 class ToolsResult(BaseModel):
@@ -70,6 +74,8 @@ class ToolsResult(BaseModel):
     mode: str
     status: str
     errors: list[str] = Field(default_factory=list)
+    superseded: int = 0
+    chars_superseded: int = Field(0, description="tool-result characters the stubs replaced")
 
 
 def turn_starts(items: Sequence[Item]) -> list[int]:
@@ -145,6 +151,24 @@ def decide(scores: dict[int, float | None], config: Config) -> dict[int, ToolDec
     return out
 
 
+def _superseded(items: Sequence[Item], results: list[ToolResult], config: Config) -> dict[int, Any]:
+    """Result id -> ``supersession.Superseded`` for the candidates a later call supersedes."""
+    if not config.tools.supersede or not results:
+        return {}
+    from sjc_mcp import supersession
+
+    starts = turn_starts(items)
+    turn_of = [0] * len(items)
+    t = 0
+    for i in range(len(items)):
+        while t < len(starts) and starts[t] <= i:
+            t += 1
+        turn_of[i] = max(1, t)
+    cutoff = recent_start(items, config.tools.keep_recent_turns)
+    found = supersession.find(items, cutoff, turn_of)
+    return {r.id: found[r.index] for r in results if r.index in found}
+
+
 def truncated(text: str, keep: int) -> str:
     if len(text) <= keep:
         return text
@@ -156,13 +180,20 @@ def truncated(text: str, keep: int) -> str:
 
 
 def apply(
-    items: Sequence[Item], results: list[ToolResult], decisions: dict[int, ToolDecision], config: Config
+    items: Sequence[Item],
+    results: list[ToolResult],
+    decisions: dict[int, ToolDecision],
+    config: Config,
+    stubs: dict[int, str] | None = None,
 ) -> list[Item]:
+    """The messages with the decisions applied; ``stubs`` (by result id) replace superseded results."""
     drop: set[int] = set()
     cut: dict[int, str] = {}
     for r in results:
         d = decisions.get(r.id, "keep")
-        if d == "drop":
+        if d == "supersede" and stubs and r.id in stubs:
+            cut[r.index] = stubs[r.id]
+        elif d == "drop":
             drop.add(r.index)
             if r.call_index is not None:
                 drop.add(r.call_index)
@@ -199,9 +230,17 @@ def run(
     before = _tool_chars(items)
     errors: list[str] = []
     off = config.disabled()
-    request = build_request(items, config, task)
+    full = build_request(items, config, task)
+    sup = _superseded(items, full.results, config) if not off else {}
+    keep_ids = [n for n, r in enumerate(full.results) if r.id not in sup]
+    request = full.model_copy(
+        update={
+            "results": [full.results[n] for n in keep_ids],
+            "later": [full.later[n] for n in keep_ids] if full.later else [],
+        }
+    )
     name, model = "none", "none"
-    scores: dict[int, float | None] = {r.id: None for r in request.results}
+    scores: dict[int, float | None] = {r.id: None for r in full.results}
     if off:
         errors.append(f"disabled by {off}")
     elif request.results:
@@ -212,12 +251,17 @@ def run(
             name, model = out.name, out.model
             errors += out.errors
             for j in out.judgments:
-                if j.entry_id in scores:
+                if j.entry_id in scores and j.entry_id not in sup:
                     scores[j.entry_id] = j.score if j.score is None or 0.0 <= j.score <= 1.0 else None
         except Exception as exc:  # a judge that fails cuts nothing
             errors.append(f"judge {name} failed: {type(exc).__name__}: {exc}")
-    decisions = decide(scores, config) if not off else {rid: "keep" for rid in scores}
-    pruned_items = apply(items, request.results, decisions, config)
+    decisions = decide({k: v for k, v in scores.items() if k not in sup}, config) if not off else {}
+    decisions = {r.id: decisions.get(r.id, "keep") for r in full.results}
+    for rid in sup:
+        decisions[rid] = "supersede"
+    stubs = {rid: s.text for rid, s in sup.items()}
+    request = full
+    pruned_items = apply(items, request.results, decisions, config, stubs)
     after = _tool_chars(pruned_items)
     status = "disabled" if off else "judged"
     if not off and before and (before - after) / before < config.tools.min_reduction:
@@ -235,6 +279,8 @@ def run(
             if d == "drop"
             else len(truncated(full, config.tools.truncate_keep_chars))
             if d == "truncate"
+            else len(stubs[r.id])
+            if d == "supersede"
             else len(full)
         )
         verdicts.append(
@@ -247,6 +293,8 @@ def run(
                 decision=d,
                 chars_before=len(full),
                 chars_after=size,
+                superseded_by=sup[r.id].later if r.id in sup else None,
+                note=stubs.get(r.id),
             )
         )
     final = pruned_items if enforce and prune else items
@@ -263,6 +311,8 @@ def run(
         mode=config.mode,
         status=status,
         errors=errors,
+        superseded=sum(v.decision == "supersede" for v in verdicts),
+        chars_superseded=sum(v.chars_before - v.chars_after for v in verdicts if v.decision == "supersede"),
     )
     if log:
         record = {
@@ -273,7 +323,7 @@ def run(
             "config_hash": config.digest(),
             "mode": config.mode,
             "status": status,
-            "results": [v.model_dump(exclude={"index", "call_index"}) for v in verdicts],
+            "results": [v.model_dump(exclude={"index", "call_index"}, exclude_none=True) for v in verdicts],
             "chars_before": before,
             "chars_after": result.chars_after,
             "chars_after_enforced": after,
@@ -285,6 +335,7 @@ def run(
             "kept": sum(v.decision == "keep" for v in verdicts),
             "truncated": sum(v.decision == "truncate" for v in verdicts),
             "dropped": sum(v.decision == "drop" for v in verdicts),
+            "superseded": result.superseded,
             "entries": [],
         }
         try:
@@ -300,82 +351,6 @@ def judge_tool_results(items: Sequence[Item], **kw: Any) -> ToolsResult:
 
 def prune_tool_results(items: Sequence[Item], **kw: Any) -> ToolsResult:
     return run(items, prune=True, **kw)
-
-
-def identifier_retention(
-    paths: Sequence[str], config: Config, thresholds: Sequence[float] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
-) -> dict[str, Any]:
-    """``sjc eval --mode tools``: on recorded transcripts, the identifiers (paths, names, hashes, numbers
-    with units) the agent used after each compaction that appeared before it only in tool results; what
-    share of them the pruned history still holds, against the share of tool-result text dropped, at the
-    configured thresholds and as ``truncate_below`` moves (``drop_below`` 0.25 under it)."""
-    from sjc_mcp.errors import SJCError
-    from sjc_mcp.hosts import boundary_count, claude_code, read_boundary
-    from sjc_mcp.judges import make_judge
-    from sjc_mcp.judges.lexical import anchors, found
-    from sjc_mcp.replay import transcript_files
-
-    judge = make_judge(config)
-    cases = []
-    for f in transcript_files(paths):
-        try:
-            n = boundary_count(f)
-        except SJCError:
-            continue
-        for i in range(n):
-            try:
-                span = read_boundary(f, i).span
-                after = read_boundary(f, i + 1).span if i + 1 < n else claude_code.read_open_span(f).span
-            except SJCError:
-                continue
-            own = "\n".join(it.content for it in span if it.role != "tool_output")
-            tools_text = "\n".join(it.content for it in span if it.role == "tool_output")
-            used_text = "\n".join(it.content for it in after if it.role in ("assistant", "tool_call"))
-            ids = sorted(a for a in anchors(used_text) if len(a) >= 4 and found(a, tools_text) and not found(a, own))
-            if not ids:
-                continue
-            request = build_request(span, config)
-            out = judge.relevance(request)
-            scores = {j.entry_id: j.score for j in out.judgments}
-            cases.append((f.name, i, span, request, scores, ids))
-
-    def measure(cfg: Config) -> dict[str, float]:
-        kept = total = 0
-        before = after_chars = 0
-        for _, _, span, request, scores, ids in cases:
-            pruned = apply(span, request.results, decide(scores, cfg), cfg)
-            text = "\n".join(it.content for it in pruned)
-            kept += sum(1 for a in ids if found(a, text))
-            total += len(ids)
-            before += _tool_chars(span)
-            after_chars += _tool_chars(pruned)
-        return {
-            "identifiers_kept": round(kept / total, 4) if total else None,
-            "tool_text_dropped": round(1 - after_chars / before, 4) if before else None,
-            "identifiers": total,
-        }
-
-    sweep = []
-    for t in thresholds:
-        cfg = config.model_copy(
-            update={"tools": config.tools.model_copy(update={"truncate_below": t, "drop_below": max(0.0, t - 0.25)})}
-        )
-        sweep.append({"truncate_below": t, **measure(cfg)})
-    return {
-        "transcripts": len({c[0] for c in cases}),
-        "boundaries": len(cases),
-        "judge": judge.name,
-        "default": {
-            "truncate_below": config.tools.truncate_below,
-            "drop_below": config.tools.drop_below,
-            **measure(config),
-        },
-        "by_threshold": sweep,
-        "by_boundary": [
-            {"transcript": c[0], "boundary": c[1], "identifiers": len(c[5]), "results": len(c[3].results)}
-            for c in cases
-        ],
-    }
 
 
 _ROLE_ALIASES = {"tool": "tool_output", "function": "tool_output", "human": "user", "model": "assistant"}

@@ -207,10 +207,18 @@ def test_eval_tools_mode_on_real_transcripts(tmp_path):
     r = run("eval", "--mode", "tools", str(folder), "--json", home=tmp_path)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    assert out["boundaries"] > 5 and out["default"]["identifiers"] > 50
+    assert out["boundaries"] > 5 and out["modes"]["both"]["identifiers"] > 50
     kept = [row["identifiers_kept"] for row in out["by_threshold"]]
-    dropped = [row["tool_text_dropped"] for row in out["by_threshold"]]
+    dropped = [row["tool_tokens_dropped"] for row in out["by_threshold"]]
     assert dropped == sorted(dropped) and kept[0] >= kept[-1]  # cutting more keeps fewer identifiers
+    modes = out["modes"]
+    # supersession alone is safe: it drops something and loses no identifier the agent used later
+    assert modes["supersession"]["tool_tokens_dropped"] > 0.02 and modes["supersession"]["identifiers_kept"] == 1.0
+    assert modes["both"]["tool_tokens_dropped"] >= modes["supersession"]["tool_tokens_dropped"]
+    # the floor is applied as the product applies it: a boundary below it changes nothing
+    rows = modes["both"]["by_boundary"]
+    assert all(r["tool_tokens_dropped"] == 0 for r in rows if r["status"] == "not worth a call")
+    assert any(r["status"] == "judged" and r["superseded"] > 0 for r in rows)
 
 
 def test_audit_shows_tool_pruning(tmp_path):

@@ -1,0 +1,153 @@
+"""``sjc eval --mode tools``: what tool-result pruning costs, measured with the product's own rules.
+
+On recorded transcripts, the identifiers (paths, names, hashes, numbers with units) the agent used
+after each compaction that appeared before it only in tool results: what share of them the pruned
+history still holds, against the share of tool-result tokens pruning removed. Each boundary's span is
+pruned by ``relevance.run`` exactly as the product runs it (supersession, relevance, the
+``min_reduction`` floor), for supersession alone, relevance alone and both, and for relevance as
+``truncate_below`` moves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sjc_mcp.config import Config
+from sjc_mcp.hosts.base import Item
+from sjc_mcp.text import estimate_tokens
+
+MODES = ("supersession", "relevance", "both")
+
+
+def _mode_config(config: Config, mode: str, truncate_below: float | None = None) -> Config:
+    tools = config.tools
+    update: dict[str, Any] = {"supersede": mode != "relevance"}
+    if mode == "supersession":  # no relevance cut: thresholds nothing scores under
+        update.update(drop_below=0.0, truncate_below=0.0)
+    elif truncate_below is not None:
+        update.update(truncate_below=truncate_below, drop_below=max(0.0, truncate_below - 0.25))
+    return config.model_copy(update={"mode": "enforce", "tools": tools.model_copy(update=update)})
+
+
+def _tool_tokens(items: Sequence[Item]) -> int:
+    return sum(estimate_tokens(it.content) for it in items if it.role == "tool_output")
+
+
+def _cases(paths: Sequence[str]) -> list[dict[str, Any]]:
+    from sjc_mcp.errors import SJCError
+    from sjc_mcp.hosts import boundary_count, claude_code, read_boundary
+    from sjc_mcp.judges.lexical import anchors, found
+    from sjc_mcp.replay import transcript_files
+
+    cases = []
+    for f in transcript_files(paths):
+        try:
+            n = boundary_count(f)
+        except SJCError:
+            continue
+        for i in range(n):
+            try:
+                span = read_boundary(f, i).span
+                after = read_boundary(f, i + 1).span if i + 1 < n else claude_code.read_open_span(f).span
+            except SJCError:
+                continue
+            own = "\n".join(it.content for it in span if it.role != "tool_output")
+            tools_text = "\n".join(it.content for it in span if it.role == "tool_output")
+            used_text = "\n".join(it.content for it in after if it.role in ("assistant", "tool_call"))
+            ids = sorted(a for a in anchors(used_text) if len(a) >= 4 and found(a, tools_text) and not found(a, own))
+            cases.append({"transcript": f.name, "boundary": i, "span": span, "ids": ids})
+    return cases
+
+
+def _measure(cases: list[dict[str, Any]], config: Config, judge: Any) -> dict[str, Any]:
+    from sjc_mcp import relevance
+    from sjc_mcp.judges.lexical import found
+
+    kept = total = before = after = 0
+    rows = []
+    for c in cases:
+        res = relevance.run(c["span"], config=config, judge=judge, log=False)
+        text = "\n".join(it.content for it in res.messages)
+        k = sum(1 for a in c["ids"] if found(a, text))
+        b, a = _tool_tokens(c["span"]), _tool_tokens(res.messages)
+        kept, total, before, after = kept + k, total + len(c["ids"]), before + b, after + a
+        rows.append(
+            {
+                "transcript": c["transcript"],
+                "boundary": c["boundary"],
+                "status": res.status,
+                "superseded": res.superseded,
+                "tool_tokens_before": b,
+                "tool_tokens_dropped": round(1 - a / b, 4) if b else None,
+                "identifiers": len(c["ids"]),
+                "identifiers_kept": round(k / len(c["ids"]), 4) if c["ids"] else None,
+            }
+        )
+    return {
+        "identifiers": total,
+        "identifiers_kept": round(kept / total, 4) if total else None,
+        "tool_tokens_before": before,
+        "tool_tokens_dropped": round(1 - after / before, 4) if before else None,
+        "by_boundary": rows,
+    }
+
+
+def identifier_retention(
+    paths: Sequence[str], config: Config, thresholds: Sequence[float] = (0.3, 0.45, 0.6, 0.7, 0.8, 0.9)
+) -> dict[str, Any]:
+    from sjc_mcp.judges import make_judge
+
+    judge = make_judge(config)
+    cases = _cases(paths)
+    modes = {m: _measure(cases, _mode_config(config, m), judge) for m in MODES}
+    sweep = []
+    for t in thresholds:
+        row = _measure(cases, _mode_config(config, "both", t), judge)
+        sweep.append({"truncate_below": t, **{k: v for k, v in row.items() if k != "by_boundary"}})
+    return {
+        "transcripts": len({c["transcript"] for c in cases}),
+        "boundaries": len(cases),
+        "judge": judge.name,
+        "tokens_estimated": True,
+        "defaults": {
+            "truncate_below": config.tools.truncate_below,
+            "drop_below": config.tools.drop_below,
+            "min_reduction": config.tools.min_reduction,
+            "keep_recent_turns": config.tools.keep_recent_turns,
+        },
+        "modes": modes,
+        "by_threshold": sweep,
+    }
+
+
+def render_text(out: dict[str, Any]) -> str:
+    d = out["defaults"]
+    lines = [
+        f"tool-result pruning ({out['judge']} judge) on {out['boundaries']} compactions of {out['transcripts']} "
+        f"transcripts; identifiers = those used after a compaction that appeared before it only in tool results; "
+        f"tokens estimated",
+        f"defaults: truncate below {d['truncate_below']}, drop below {d['drop_below']}, "
+        f"floor {d['min_reduction']:.0%}, {d['keep_recent_turns']} recent turns protected",
+    ]
+    for m, r in out["modes"].items():
+        kept = "n/a" if r["identifiers_kept"] is None else f"{r['identifiers_kept']:.1%}"
+        lines.append(
+            f"  {m:<13} tool-result tokens dropped {r['tool_tokens_dropped'] or 0:.1%}, "
+            f"identifiers kept {kept} of {r['identifiers']}"
+        )
+    lines.append("per boundary (both):")
+    for row in out["modes"]["both"]["by_boundary"]:
+        kept = "n/a" if row["identifiers_kept"] is None else f"{row['identifiers_kept']:.1%}"
+        lines.append(
+            f"  {row['transcript']}#{row['boundary']}: {row['status']}, superseded {row['superseded']}, "
+            f"dropped {row['tool_tokens_dropped'] or 0:.1%} of {row['tool_tokens_before']:,} tokens, "
+            f"identifiers kept {kept} of {row['identifiers']}"
+        )
+    lines.append("relevance threshold (with supersession):")
+    for row in out["by_threshold"]:
+        kept = "n/a" if row["identifiers_kept"] is None else f"{row['identifiers_kept']:.1%}"
+        lines.append(
+            f"  truncate below {row['truncate_below']:.2f}: dropped {row['tool_tokens_dropped'] or 0:.1%}, kept {kept}"
+        )
+    return "\n".join(lines)
