@@ -1,4 +1,4 @@
-"""``[proxy] prefilter``: relevance-prune the tool results of a compaction request before the
+"""``[proxy] prefilter``: stub superseded tool results and relevance-prune the rest of a compaction request before the
 compressor sees them (drop the clearly irrelevant, then summarise, then source-judge). Only
 recognised compaction requests are touched, so ordinary requests and their prompt caches never are.
 """
@@ -23,8 +23,8 @@ def prefilter(api: str, body: dict[str, Any], config: Config) -> dict[str, Any] 
     keep_chars = config.tools.truncate_keep_chars
     drop: list[Locator] = []
     for v in result.results:
-        if v.decision == "truncate":
-            text = truncated(items[v.index].content, keep_chars)
+        if v.decision in ("truncate", "supersede"):
+            text = v.note or "" if v.decision == "supersede" else truncated(items[v.index].content, keep_chars)
             loc = where[v.index]
             if api == "anthropic":
                 new["messages"][loc[0]]["content"][loc[1]]["content"] = text
