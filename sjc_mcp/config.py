@@ -1,6 +1,7 @@
 """Configuration: one TOML file, validated once per process into a ``Config`` passed down.
 
-Found at ``--config``, else ``$SJC_CONFIG``, else ``~/.config/sjc/config.toml`` (absent: defaults).
+Found at ``--config``, else ``$SJC_CONFIG``, else ``config.toml`` in sjc's config folder
+(``$XDG_CONFIG_HOME/sjc``, by default ``~/.config/sjc``; see ``paths``); absent: defaults.
 Environment overrides: ``SJC_JUDGE``, ``SJC_THRESHOLD``, ``SJC_MODE``, ``SJC_DECISION_LOG``,
 ``SJC_DISABLE=1``. Unknown keys are errors, not silently ignored. Every key and default is
 documented in ``config.example.toml``.
@@ -108,8 +109,8 @@ class Config(_Table):
     sources: list[SourceName] = Field(default_factory=lambda: ["tool_output", "user_message", "previous_summary"])
     allow_remote: bool = False
     calibrated_model: str | None = Field(None, description="the model id the threshold was tuned for (audit warns)")
-    kill_switch: str = "~/.config/sjc/disabled"
-    decision_log: str = "~/.local/state/sjc/decisions.jsonl"
+    kill_switch: str | None = Field(None, description="default: `disabled` in sjc's config folder")
+    decision_log: str | None = Field(None, description="default: `decisions.jsonl` in sjc's state folder")
     allowed_roots: list[str] = Field(
         default_factory=lambda: ["~/.claude/projects", "~/.codex/sessions", "~/.gemini/tmp", "."]
     )
@@ -126,10 +127,18 @@ class Config(_Table):
 
     @property
     def kill_switch_path(self) -> Path:
+        if self.kill_switch is None:
+            from sjc_mcp import paths
+
+            return paths.kill_switch()
         return Path(self.kill_switch).expanduser()
 
     @property
     def decision_log_path(self) -> Path:
+        if self.decision_log is None:
+            from sjc_mcp import paths
+
+            return paths.decision_log()
         return Path(self.decision_log).expanduser()
 
     def disabled(self) -> str | None:
@@ -170,7 +179,9 @@ def _one_line(exc: ValidationError, where: str) -> ConfigError:
 
 
 def default_path() -> Path:
-    return Path("~/.config/sjc/config.toml").expanduser()
+    from sjc_mcp import paths
+
+    return paths.config_file()
 
 
 def load_config(path: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None) -> Config:

@@ -66,4 +66,27 @@ def test_example_config_is_valid_and_documents_every_key():
         if field.exclude:
             continue
         assert key in text, key
+    from sjc_mcp.config import ToolsConfig
+
+    for key in ToolsConfig.model_fields:
+        assert f"\n{key} = " in text, key
     assert c.model_dump() == Config().model_dump()  # the example shows the defaults
+
+
+def test_default_paths_follow_xdg(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    c = load_config(env={})
+    assert c.kill_switch_path == tmp_path / "cfg" / "sjc" / "disabled"
+    assert c.decision_log_path == tmp_path / "state" / "sjc" / "decisions.jsonl"
+    (tmp_path / "cfg" / "sjc").mkdir(parents=True)
+    (tmp_path / "cfg" / "sjc" / "config.toml").write_text('threshold = 0.3\n')
+    assert load_config(env={}).threshold == 0.3
+    (tmp_path / "cfg" / "sjc" / "disabled").touch()
+    assert "kill switch" in (load_config(env={}).disabled() or "")
+
+
+def test_default_paths_without_xdg_are_under_home(isolated_home):
+    c = load_config(env={})
+    assert c.kill_switch_path == isolated_home / ".config" / "sjc" / "disabled"
+    assert c.decision_log_path == isolated_home / ".local" / "state" / "sjc" / "decisions.jsonl"
