@@ -40,8 +40,10 @@ DATA_NOTICE = (
 
 
 def is_loopback(url: str) -> bool:
+    """Only a loopback address literal or ``localhost`` itself: a name such as ``judge.localhost`` is
+    whatever the resolver makes of it, so it counts as remote."""
     host = (urlparse(url).hostname or "").strip("[]").lower()
-    if host == "localhost" or host.endswith(".localhost"):
+    if host == "localhost":
         return True
     try:
         return ipaddress.ip_address(host).is_loopback

@@ -1,0 +1,141 @@
+"""Fault suite, secrets: every planted kind is redacted, whole, before any byte leaves the machine."""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import time
+
+import pytest
+
+from sjc_mcp.redact import redact
+
+_rng = random.Random(7)
+
+
+def _b64(n: int) -> str:
+    return base64.b64encode(bytes(_rng.randrange(256) for _ in range(n))).decode()
+
+
+def _pem(kind: str, n: int, end: bool = True) -> tuple[str, str]:
+    body = _b64(n)
+    lines = "\n".join(body[i : i + 64] for i in range(0, len(body), 64))
+    text = f"-----BEGIN {kind}-----\n{lines}\n" + (f"-----END {kind}-----\n" if end else "")
+    return text, body[200:260]
+
+
+RSA_4096, RSA_4096_SECRET = _pem("RSA PRIVATE KEY", 2350)
+ED25519, ED25519_SECRET = _pem("OPENSSH PRIVATE KEY", 400)
+PGP, PGP_SECRET = _pem("PGP PRIVATE KEY BLOCK", 900)
+NO_END, NO_END_SECRET = _pem("PRIVATE KEY", 600, end=False)
+GCP_KEY = _b64(1200)
+GCP = json.dumps(
+    {
+        "type": "service_account",
+        "project_id": "orders-prod",
+        "private_key_id": "3f1c9a0b7e6d5c4b3a29180706f5e4d3c2b1a098",
+        "private_key": "-----BEGIN PRIVATE KEY-----\n" + GCP_KEY + "\n-----END PRIVATE KEY-----\n",
+        "client_email": "ci@orders-prod.iam.gserviceaccount.com",
+    },
+    indent=2,
+)
+
+# (kind, text planted in a tool output, the secret that must not leave)
+PLANTED = [
+    ("anthropic", "ANTHROPIC=sk-ant-api03-Zx81kQmP0vR7sT2uW4yA6cE8gI0kM2oQ", "sk-ant-api03-Zx81kQmP0vR7sT2uW4yA6cE8gI0kM2oQ"),
+    ("openai", "using key sk-proj-Q2w3E4r5T6y7U8i9O0pLkJhGfDsA", "sk-proj-Q2w3E4r5T6y7U8i9O0pLkJhGfDsA"),
+    ("github", "remote: ghp_R4nd0mT0k3nV4lu3F0rT3st1ngPurp0s3s12", "ghp_R4nd0mT0k3nV4lu3F0rT3st1ngPurp0s3s12"),
+    ("gitlab", "CI_TOKEN used glpat-x8Yv2Qw9Er3Ty6Ui1Op4", "glpat-x8Yv2Qw9Er3Ty6Ui1Op4"),
+    ("slack-token", "bot xoxb-2048-1024-Ab3De6Gh9Jk2", "xoxb-2048-1024-Ab3De6Gh9Jk2"),
+    (
+        "slack-webhook",
+        "posting to https://hooks.slack.com/services/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",
+        "q7Rr9Ww2Ee4Tt6Yy8Uu0Ii1O",
+    ),
+    ("aws", "aws_access_key_id AKIAQ7W2E5R8T1Y4U7I0 region eu-west-1", "AKIAQ7W2E5R8T1Y4U7I0"),
+    ("aws-secret", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq9vR2sT5u", "wJalrXUtnFEMI/K7MDENG"),
+    ("google", "maps key AIzaSyD4x7Qm2Vb9Nc1Lk8Jh5Gf3Ds6Aa0Pp1Oo", "AIzaSyD4x7Qm2Vb9Nc1Lk8Jh5Gf3Ds6Aa0Pp1Oo"),
+    ("stripe", "STRIPE sk_live_51Hq8Zr2eZvKYlo2C0a1b2c3d4", "sk_live_51Hq8Zr2eZvKYlo2C0a1b2c3d4"),
+    ("huggingface", "huggingface-cli login --token hf_QwErTyUiOpAsDfGhJkLzXcVbNm0123456789", "hf_QwErTyUiOpAsDfGhJkLzXcVbNm0123456789"),
+    ("npm", "//registry.npmjs.org/:_authToken=npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"),
+    (
+        "azure",
+        "DefaultEndpointsProtocol=https;AccountName=ordersblob;AccountKey=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg==;EndpointSuffix=core.windows.net",
+        "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg==",
+    ),
+    ("mysql", "$ mysql -u root -pS3cr3tDbPass orders < dump.sql", "S3cr3tDbPass"),
+    ("password-flag", "psql --password=Tr0ub4dor-and-3 -h db", "Tr0ub4dor-and-3"),
+    ("x-api-key", "curl -H 'x-api-key: kq83hd72jd92kd82hd7' https://api.internal", "kq83hd72jd92kd82hd7"),
+    ("python-dict", "settings = {'user': 'svc', 'password': 'pa55w0rd-prod'}", "pa55w0rd-prod"),
+    ("python-kwarg", "connect(host='db', password=\"kwarg-secret-77\")", "kwarg-secret-77"),
+    ("env-line", "export DATABASE_PASSWORD=correct-horse-battery", "correct-horse-battery"),
+    ("json", '{"client_secret": "cs-9f8e7d6c5b4a"}', "cs-9f8e7d6c5b4a"),
+    ("yaml", "  api_token: yt-5d4c3b2a1f0e", "yt-5d4c3b2a1f0e"),
+    ("url-password", "DATABASE_URL: postgres://orders:hunter2-prod@db:5432/orders", "hunter2-prod"),
+    ("bearer", "Authorization: Bearer abcDEF123456ghiJKL789012mnoPQR", "abcDEF123456ghiJKL789012mnoPQR"),
+    ("basic", "Authorization: Basic dXNlcjpwYXNzd29yZDEyMw==", "dXNlcjpwYXNzd29yZDEyMw=="),
+    (
+        "jwt",
+        "session=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r",
+        "eyJzdWIiOiIxMjM0NTY3ODkwIn0",
+    ),
+    ("sendgrid", "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", "TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc"),
+    ("rsa-4096", RSA_4096, RSA_4096_SECRET),
+    ("openssh-ed25519", ED25519, ED25519_SECRET),
+    ("pgp", PGP, PGP_SECRET),
+    ("pem-without-end", NO_END, NO_END_SECRET),
+    ("gcp-service-account", GCP, GCP_KEY[300:360]),
+]
+
+
+@pytest.mark.parametrize(("kind", "text", "secret"), PLANTED, ids=[p[0] for p in PLANTED])
+def test_every_planted_kind_is_redacted(kind, text, secret):
+    out, n = redact(f"$ some command\n{text}\nexit 0\n")
+    assert secret not in out, out
+    assert n >= 1 and "[REDACTED" in out
+    assert "$ some command" in out and "exit 0" in out  # the rest of the output stays
+
+
+def test_ordinary_output_is_left_alone():
+    text = (
+        "48 passed in 0.61s\nport = 5432\nTOKENS_PER_SECOND is a metric\nsk-short\n"
+        "git push origin main -> a1b2c3d\nmysql -u root orders\nThe password field is required.\n"
+    )
+    assert redact(text) == (text, 0)
+
+
+def test_redaction_is_linear_on_hostile_input():
+    hostile = ["a-" * 500_000, "sk-" * 300_000, "password=" * 100_000, "-----BEGIN PRIVATE KEY-----" * 20_000]
+    for text in hostile:
+        t0 = time.perf_counter()
+        redact(text)
+        assert time.perf_counter() - t0 < 10, text[:20]  # generous: a quadratic pattern takes minutes here
+
+
+@pytest.mark.parametrize(
+    ("url", "loopback"),
+    [
+        ("http://127.0.0.1:8080/v1", True),
+        ("http://127.5.0.1/v1", True),
+        ("http://[::1]:11434/v1", True),
+        ("http://localhost:11434/v1", True),
+        ("http://judge.localhost/v1", False),
+        ("http://localhost.example.com/v1", False),
+        ("http://10.0.0.5/v1", False),
+        ("https://api.openai.com/v1", False),
+    ],
+)
+def test_only_loopback_literals_and_localhost_itself_count_as_local(url, loopback):
+    from sjc_mcp.judges._remote import is_loopback
+
+    assert is_loopback(url) is loopback
+
+
+def test_a_judge_at_a_localhost_subdomain_needs_the_remote_opt_in():
+    from sjc_mcp.config import Config
+    from sjc_mcp.errors import ConfigError
+    from sjc_mcp.judges import make_judge
+
+    with pytest.raises(ConfigError, match="allow_remote"):
+        make_judge(Config(judge="openai", openai={"base_url": "http://judge.localhost/v1"}))
