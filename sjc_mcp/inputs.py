@@ -1,36 +1,84 @@
-"""Reading the caller's input files for the CLI: one-line errors, never a traceback."""
+"""Reading the caller's input files for the CLI: one-line errors, never a traceback.
+
+Files are read as bytes and decoded as UTF-8 without touching line ends (CRLF, lone CR, a BOM come
+through as they are), so kept text stays byte-identical. Text that is not UTF-8 is refused with one
+line, never silently replaced: a summary is what is kept or lost, so no guessing. Only regular files
+are read: a FIFO, a device or anything under /proc, /sys or /dev is refused at once instead of hanging.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 import sys
 from pathlib import Path
 
 from sjc_mcp.errors import InputError, first_error
 from sjc_mcp.models import EvidenceItem, Source
 
+MAX_INPUT = 200_000_000
+_SPECIAL = ("/proc/", "/sys/", "/dev/")
+
+
+def read_regular_bytes(path: str | os.PathLike[str], what: str, limit: int = MAX_INPUT) -> bytes:
+    """The bytes of a regular file, or a one-line ``InputError`` (missing, a folder, a FIFO or device,
+    a file under /proc, /sys or /dev, unreadable, larger than ``limit``)."""
+    shown = str(path)
+    if "\x00" in shown:
+        raise InputError(f"{what} path contains a NUL byte")
+    real = os.path.realpath(shown)
+    if real.startswith(_SPECIAL):
+        raise InputError(f"{what} {shown} is a system file ({real}); give a regular file")
+    try:
+        fd = os.open(shown, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise InputError(f"{what} file not found: {shown}") from None
+    except IsADirectoryError:
+        raise InputError(f"{what} path is a folder, not a file: {shown}") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {what} {shown}: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError(f"{what} path is a folder, not a file: {shown}")
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(f"{what} {shown} is not a regular file (a FIFO, socket or device); give a regular file")
+        if st.st_size > limit:
+            raise InputError(f"{what} {shown} is larger than {limit:,} bytes")
+        with os.fdopen(fd, "rb", closefd=True) as fh:
+            fd = -1
+            return fh.read(limit + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read {what} {shown}: {exc.strerror}") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def decode(data: bytes, what: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{what} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); convert it to UTF-8 first"
+        ) from None
+
 
 def read_text(path: str | None, what: str) -> str | None:
-    """The text of ``path`` ('-' is stdin); None when ``path`` is None."""
+    """The text of ``path`` ('-' is stdin), line ends as they are; None when ``path`` is None."""
     if path is None:
         return None
     if path == "-":
-        return sys.stdin.read()
-    try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        raise InputError(f"{what} file not found: {path}") from None
-    except IsADirectoryError:
-        raise InputError(f"{what} path is a folder, not a file: {path}") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {what} {path}: {exc.strerror}") from None
+        return decode(sys.stdin.buffer.read(MAX_INPUT + 1), f"{what} on stdin")
+    return decode(read_regular_bytes(path, what), f"{what} file {path}")
 
 
 def evidence_files(paths: list[str]) -> list[Source]:
     out = []
     for p in paths:
-        text = read_text(p, "evidence")
-        assert text is not None
+        # tool output may hold anything: undecodable bytes are marked, not refused (it is evidence, not kept text)
+        text = read_regular_bytes(p, "evidence").decode("utf-8", errors="replace")
         out.append(Source(kind="tool_output", name=Path(p).name, content=text))
     return out
 
