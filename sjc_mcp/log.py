@@ -1,9 +1,18 @@
-"""The decision log: append-only JSONL, one record per judged summary, chained by hash.
+"""The decision log: append-only JSONL, one record per judged summary, chained by hash, anchored.
 
 Each record carries ``prev`` (the previous record's ``hash``) and its own ``hash``: SHA-256 of the
-record's canonical JSON without ``hash``. Appends take an exclusive ``flock`` on the log, read the
-last hash and write the whole line in one ``write``, so processes appending at once never
-interleave, lose a line or fork the chain.
+record's canonical JSON without ``hash``. The chain shows a record altered, removed or moved; it
+cannot show records cut off the end, so beside the log sits ``<log>.anchor``: the number of records
+and the last hash, rewritten (temporary file, then rename) after every append. A cut tail leaves the
+anchor pointing past the end of the log.
+
+Appends take an exclusive ``flock`` on the log, read the last hash, write the whole line in one
+``write`` and update the anchor before releasing the lock, so processes appending at once never
+interleave, lose a line, fork the chain or race on the anchor. Log and anchor are created 0600.
+
+Every record leaves with a ``session`` and a ``boundary_id``: when the caller gives no boundary id,
+one is derived from the judged entries (``h:`` and a hash of their sections and text hashes), so a
+``judge`` and a ``prune`` of the same summary land on the same boundary.
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 GENESIS = "0" * 64
+DERIVED_PREFIX = "h:"
 
 try:
     import fcntl
@@ -33,6 +43,33 @@ def canonical(record: dict[str, Any]) -> bytes:
 def record_hash(record: dict[str, Any]) -> str:
     body = {k: v for k, v in record.items() if k != "hash"}
     return hashlib.sha256(canonical(body)).hexdigest()
+
+
+def anchor_path(path: str | os.PathLike[str]) -> Path:
+    p = Path(path).expanduser()
+    return p.with_name(p.name + ".anchor")
+
+
+def read_anchor(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The anchor beside the log: ``{"records": n, "hash": last}``, or None if absent or unreadable."""
+    try:
+        data = json.loads(anchor_path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if isinstance(data, dict) and isinstance(data.get("records"), int) and isinstance(data.get("hash"), str):
+        return data
+    return None
+
+
+def _write_anchor(path: Path, records: int, last: str) -> None:
+    target = anchor_path(path)
+    tmp = target.with_name(f".{target.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, json.dumps({"v": 1, "records": records, "hash": last}).encode() + b"\n")
+    finally:
+        os.close(fd)
+    os.replace(tmp, target)
 
 
 def _last_hash(fd: int) -> str:
@@ -57,27 +94,83 @@ def _last_hash(fd: int) -> str:
         block = min(size, block * 4)
 
 
+def _count_records(fd: int) -> int:
+    """Chained records in the log (a slow path: only when the anchor is missing or stale)."""
+    os.lseek(fd, 0, os.SEEK_SET)
+    count = 0
+    with os.fdopen(os.dup(fd), "rb") as fh:
+        for raw in fh:
+            if b'"hash"' not in raw:
+                continue
+            try:
+                rec = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and isinstance(rec.get("hash"), str):
+                count += 1
+    return count
+
+
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def derived_boundary_id(record: dict[str, Any]) -> str | None:
+    """A boundary id from what was judged: the entries' sections and text hashes, else the tool results."""
+    entries = record.get("entries") or []
+    if entries:
+        parts = [
+            f"{e.get('section')}\x1f{e.get('text_sha') or hashlib.sha256(str(e.get('text')).encode()).hexdigest()}"
+            for e in entries
+            if isinstance(e, dict)
+        ]
+    elif record.get("results"):
+        parts = [canonical(r).decode() for r in record["results"] if isinstance(r, dict)]
+    else:
+        return None
+    return DERIVED_PREFIX + hashlib.sha256("\x1e".join(parts).encode()).hexdigest()[:16]
+
+
+def _fill_ids(rec: dict[str, Any]) -> None:
+    if not rec.get("session"):
+        rec["session"] = f"no-session:{rec.get('source') or rec.get('surface') or rec.get('op') or 'unknown'}"
+    if rec.get("boundary_id") is None:
+        derived = derived_boundary_id(rec)
+        if derived is None:  # nothing judged (a status record): the event itself is the boundary
+            body = {k: v for k, v in rec.items() if k not in ("prev", "hash")}
+            derived = DERIVED_PREFIX + hashlib.sha256(canonical(body)).hexdigest()[:16]
+        rec["boundary_id"] = derived
+
+
 def append(path: str | os.PathLike[str], record: dict[str, Any]) -> dict[str, Any]:
-    """Append ``record`` (adding ``time``, ``prev`` and ``hash``) and return what was written."""
+    """Append ``record`` (adding ``time``, ids, ``prev`` and ``hash``) and return what was written.
+
+    The line goes out in one ``write``: whole or, on a short write (disk full), not at all.
+    """
     p = Path(path).expanduser()
-    p.parent.mkdir(parents=True, exist_ok=True)
+    p.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd = os.open(p, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX)
         rec = dict(record)
         rec.setdefault("time", now_iso())
-        rec["prev"] = _last_hash(fd)
+        _fill_ids(rec)
+        last = _last_hash(fd)
+        anchor = read_anchor(p)
+        if anchor is not None and anchor["hash"] == last:
+            count = anchor["records"]
+        else:  # no anchor yet (a new or older log), or a writer stopped between the log and the anchor
+            count = _count_records(fd) if last != GENESIS else 0
+        rec["prev"] = last
         rec["hash"] = record_hash(rec)
         line = canonical(rec) + b"\n"
-        view = memoryview(line)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        size = os.fstat(fd).st_size
+        written = os.write(fd, line)
+        if written != len(line):
+            os.ftruncate(fd, size)
+            raise OSError(f"short write to the decision log ({written} of {len(line)} bytes); record dropped")
+        _write_anchor(p, count + 1, rec["hash"])
         return rec
     finally:
         os.close(fd)  # closing releases the lock
