@@ -11,6 +11,7 @@ import ipaddress
 import json
 import math
 import os
+import threading
 import time
 from typing import Any
 from urllib.parse import urlparse
@@ -120,14 +121,64 @@ def probability(value: Any) -> float | None:
     return v
 
 
+class _Answer:
+    """What came back: status, headers and the whole body (read before the deadline)."""
+
+    def __init__(self, status_code: int, headers: Any, content: bytes) -> None:
+        self.status_code = status_code
+        self.headers = headers
+        self.content = content
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", errors="replace")
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+
 class Poster:
-    """POST JSON with connect/read timeouts, a total deadline, and bounded retries on 429/5xx/network errors."""
+    """POST JSON with connect/read timeouts, a total wall-clock deadline, and bounded retries on
+    429/5xx/network errors.
+
+    Read timeouts restart on every byte, so a server that drips its answer would outlive them: each
+    attempt runs in a worker thread that the caller waits for only until the deadline, and the body is
+    read in chunks that stop at the deadline too. A worker still blocked then is left to its own
+    timeouts (a daemon thread; its client is closed under it)."""
 
     def __init__(self, client: Any, cfg: Any, headers: dict[str, str], deadline: float) -> None:
         self.client = client
         self.cfg = cfg
         self.headers = headers
         self.deadline = deadline
+
+    def _spent(self, last: str) -> JudgeError:
+        return JudgeError(f"time budget of {self.cfg.total_timeout_s:g}s spent ({last})")
+
+    def _send(self, url: str, body: dict[str, Any], timeout: Any) -> _Answer:
+        out: dict[str, Any] = {}
+        deadline = self.deadline
+
+        def work() -> None:
+            try:
+                with self.client.stream("POST", url, json=body, headers=self.headers, timeout=timeout) as r:
+                    chunks = []
+                    for chunk in r.iter_bytes():
+                        chunks.append(chunk)
+                        if time.monotonic() > deadline:
+                            raise TimeoutError("the answer was still arriving at the deadline")
+                    out["answer"] = _Answer(r.status_code, r.headers, b"".join(chunks))
+            except BaseException as exc:  # handed to the caller
+                out["error"] = exc
+
+        worker = threading.Thread(target=work, name="sjc-judge-post", daemon=True)
+        worker.start()
+        worker.join(max(0.0, deadline - time.monotonic()))
+        if worker.is_alive():
+            raise self._spent("the server was still answering")
+        if "error" in out:
+            raise out["error"]
+        return out["answer"]
 
     def post(self, url: str, body: dict[str, Any]) -> dict[str, Any]:
         import httpx
@@ -136,12 +187,14 @@ class Poster:
         for attempt in range(self.cfg.max_retries + 1):
             left = self.deadline - time.monotonic()
             if left <= 0:
-                raise JudgeError(f"time budget of {self.cfg.total_timeout_s:g}s spent ({last})")
+                raise self._spent(last)
             timeout = httpx.Timeout(min(self.cfg.read_timeout_s, left), connect=min(self.cfg.connect_timeout_s, left))
             try:
-                r = self.client.post(url, json=body, headers=self.headers, timeout=timeout)
+                r = self._send(url, body, timeout)
             except httpx.TimeoutException as exc:
                 last = f"timed out ({type(exc).__name__})"
+            except TimeoutError as exc:
+                raise self._spent(str(exc)) from None
             except httpx.TransportError as exc:
                 last = f"cannot reach {urlparse(url).netloc}: {exc}"
             else:

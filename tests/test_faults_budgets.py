@@ -1,0 +1,80 @@
+"""Fault suite, budgets: a judge server that drips its answer cannot hold sjc past its deadline."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+
+from sjc_mcp import prune_summary
+from sjc_mcp.config import Config
+from tests.test_remote_judges import example
+
+
+class DripServer:
+    """Accepts on 127.0.0.1 and sends a valid-looking HTTP answer one byte every ``every`` seconds, so no
+    single read ever times out. Stops by itself after ``lifetime`` seconds."""
+
+    def __init__(self, every: float = 0.2, lifetime: float = 30.0) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.every = every
+        self.stop_at = time.monotonic() + lifetime
+        self.accepted = 0
+        self.closed = False
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _drip(self, conn: socket.socket) -> None:
+        answer = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n" + b" " * 100000
+        try:
+            for i in range(len(answer)):
+                if self.closed or time.monotonic() > self.stop_at:
+                    break
+                conn.sendall(answer[i : i + 1])
+                time.sleep(self.every)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def _serve(self) -> None:
+        while not self.closed and time.monotonic() < self.stop_at:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.accepted += 1
+            threading.Thread(target=self._drip, args=(conn,), daemon=True).start()
+        self.sock.close()
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.fixture
+def drip():
+    server = DripServer()
+    yield server
+    server.close()
+
+
+@pytest.mark.parametrize("judge", ["openai", "anthropic", "jev"])
+def test_a_dripping_judge_server_ends_at_the_deadline_with_entries_kept_unjudged(judge, drip, tmp_path):
+    table = {"base_url": drip.url, "connect_timeout_s": 1, "read_timeout_s": 1.5, "total_timeout_s": 2, "max_retries": 1}
+    config = Config(
+        judge=judge, decision_log=str(tmp_path / "log.jsonl"), kill_switch=str(tmp_path / "off"), **{judge: table}
+    )
+    summary, evidence = example()
+    t0 = time.monotonic()
+    r = prune_summary(summary, evidence, config=config)
+    took = time.monotonic() - t0
+    assert drip.accepted >= 1  # the server was reached and dripped
+    assert took < 4.0, f"{judge} judge took {took:.1f}s against a 2 s budget"
+    assert r.pruned_summary == summary  # nothing judged, nothing cut
+    assert all(e.decision == "unjudged" for e in r.entries)
+    assert any("time budget" in err for err in r.errors), r.errors
