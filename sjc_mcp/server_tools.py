@@ -1,0 +1,281 @@
+"""The tools of the MCP server ``sjc-mcp``: an ``MCPServer`` with ``judge_summary``, ``prune_summary``,
+``judge_tool_results`` and ``prune_tool_results`` over the library.
+
+Importing this module imports the MCP SDK (most of a second): ``sjc_mcp.server`` answers the handshake
+without it and imports this module at the first tool call. Configuration is read once, at the first
+tool call; a bad configuration makes every call a tool error naming the fault.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel, Field
+
+from sjc_mcp import __version__, pipeline
+from sjc_mcp.config import Config, load_config
+from sjc_mcp.errors import SJCError
+from sjc_mcp.models import EvidenceItem
+
+INSTRUCTIONS = (
+    "Source-Judged Compaction. After a compaction, call prune_summary with the summary and the tool "
+    "outputs and user messages it was written from: entries no source supports (plans and inventions "
+    "of the compressor) are removed, everything else comes back byte for byte."
+)
+
+
+class EntryOut(BaseModel):
+    id: int
+    section: str
+    text: str
+    score: float | None = Field(description="probability that a source supports the entry; null if unjudged")
+    decision: Literal["keep", "prune", "unjudged"]
+    near_threshold: bool
+    contradicted: bool
+    quote: str | None = Field(description="the evidence line that decided it")
+    origin: str | None
+
+
+class JudgeOut(BaseModel):
+    entries: list[EntryOut]
+    threshold: float
+    judge: dict[str, str]
+    mode: str
+    errors: list[str]
+
+
+class PruneOut(JudgeOut):
+    pruned_summary: str
+    removed: int
+    kept: int
+    chars_before: int
+    chars_after: int
+
+
+Summary = Annotated[
+    str | None,
+    Field(description="the candidate compaction summary, exactly as the host wrote it (or give transcript_path)"),
+]
+TranscriptPath = Annotated[
+    str | None,
+    Field(
+        description="a host transcript (Claude Code, Codex, Gemini CLI or generic JSONL) under the allowed roots: "
+        "its compaction gives the summary, the evidence and the previous summary"
+    ),
+]
+BoundaryN = Annotated[int | None, Field(description="which compaction of the transcript (0 = first; default newest)")]
+Evidence = Annotated[
+    list[EvidenceItem],
+    Field(description="the environment outputs of the compacted span: tool outputs and user messages"),
+]
+Previous = Annotated[str | None, Field(description="the previous committed summary, a source too")]
+Task = Annotated[str | None, Field(description="the fixed task prompt the host keeps verbatim (not a source)")]
+Host = Annotated[
+    str | None,
+    Field(description="force a format: claude-code, codex, gemini, openclaw, hermes, generic (default: detect)"),
+]
+Threshold = Annotated[float | None, Field(ge=0.0, le=1.0, description="prune below this score (default 0.5)")]
+
+
+class MessageIn(BaseModel):
+    role: Literal["user", "assistant", "tool_call", "tool_output", "tool"]
+    content: str
+    name: str | None = None
+    call_id: str | None = None
+    is_error: bool = False
+
+
+class ToolResultOut(BaseModel):
+    id: int
+    tool: str | None
+    score: float | None
+    decision: Literal["keep", "truncate", "drop"]
+    chars_before: int
+    chars_after: int
+
+
+class ToolsOut(BaseModel):
+    results: list[ToolResultOut]
+    chars_before: int
+    chars_after: int
+    status: str = Field(description='"judged", "not worth a call" (saving under the floor) or "disabled"')
+    judge: dict[str, str]
+    errors: list[str]
+
+
+class ToolsPruneOut(ToolsOut):
+    messages: list[MessageIn] = Field(description="the history with the decisions applied")
+
+
+Messages = Annotated[
+    list[MessageIn],
+    Field(
+        description="the history: user, assistant, tool_call and tool_output "
+        "messages, oldest first (tool outputs name their call_id)"
+    ),
+]
+
+_READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
+
+
+def _entries(result: pipeline.JudgeResult) -> list[EntryOut]:
+    return [EntryOut(**e.model_dump(include=set(EntryOut.model_fields))) for e in result.entries]
+
+
+def create_server(config: Config | None = None) -> MCPServer:
+    """The server; without a ``config``, the configuration is loaded at the first tool call."""
+    server = MCPServer("sjc-mcp", instructions=INSTRUCTIONS, version=__version__)
+    loaded: list[Config] = [config] if config is not None else []
+
+    def cfg() -> Config:
+        if not loaded:
+            try:
+                loaded.append(load_config())
+            except SJCError as exc:
+                raise ToolError(f"configuration: {exc}") from None
+        return loaded[0]
+
+    def read_allowed(transcript_path: str, boundary: int | None) -> tuple[Any, dict[str, Any]]:
+        """A compaction of a transcript under the allowed roots, and what the log should say about it."""
+        from sjc_mcp.hosts import read_boundary
+        from sjc_mcp.roots import check_allowed
+
+        b = read_boundary(check_allowed(transcript_path, cfg()), boundary)
+        meta = {
+            "surface": "mcp",
+            "session": b.session_id,
+            "boundary": b.index,
+            "boundary_id": b.boundary_id,
+            "transcript": transcript_path,
+        }
+        return b, meta
+
+    def run(op: str, args: dict[str, Any]) -> pipeline.JudgeResult:
+        fn = pipeline.prune_summary if op == "prune" else pipeline.judge_summary
+        try:
+            summary: str | None = args["summary"]
+            sources: list[Any] = list(args["evidence"])
+            kwargs: dict[str, Any] = {"previous_summary": args["previous_summary"], "task": args["task"]}
+            meta: dict[str, Any] = {"surface": "mcp"}
+            if args["transcript_path"]:
+                b, meta = read_allowed(args["transcript_path"], args["boundary"])
+                if b.note:
+                    raise SJCError(f"nothing to judge at boundary {b.index}: {b.note}")
+                summary = summary or b.summary
+                sources = b.sources() + sources
+                kwargs = {**pipeline.boundary_kwargs(b), **{k: v for k, v in kwargs.items() if v is not None}}
+            elif args["boundary"] is not None:
+                raise SJCError("boundary needs transcript_path")
+            if not summary:
+                raise SJCError("give a summary, or a transcript_path to take it from")
+            return fn(
+                summary, sources, host=args["host"], threshold=args["threshold"], config=cfg(), meta=meta, **kwargs
+            )
+        except SJCError as exc:
+            raise ToolError(str(exc)) from None
+
+    @server.tool(annotations=_READ_ONLY, structured_output=True)
+    def judge_summary(
+        summary: Summary = None,
+        evidence: Evidence = [],  # noqa: B006 - pydantic copies the default
+        previous_summary: Previous = None,
+        task: Task = None,
+        host: Host = None,
+        threshold: Threshold = None,
+        transcript_path: TranscriptPath = None,
+        boundary: BoundaryN = None,
+    ) -> JudgeOut:
+        """Score every entry of a compaction summary: does it carry information from a tool output, a
+        user message or the previous summary, rather than only plans or readings of the task?"""
+        r = run("judge", locals())
+        return JudgeOut(
+            entries=_entries(r), threshold=r.threshold, judge=r.judge.model_dump(), mode=r.mode, errors=r.errors
+        )
+
+    @server.tool(annotations=_READ_ONLY, structured_output=True)
+    def prune_summary(
+        summary: Summary = None,
+        evidence: Evidence = [],  # noqa: B006 - pydantic copies the default
+        previous_summary: Previous = None,
+        task: Task = None,
+        host: Host = None,
+        threshold: Threshold = None,
+        transcript_path: TranscriptPath = None,
+        boundary: BoundaryN = None,
+    ) -> PruneOut:
+        """Return the summary with the entries no source supports deleted; every kept byte and every
+        heading is unchanged. Entries the judge could not score are kept."""
+        r = run("prune", locals())
+        assert isinstance(r, pipeline.PruneResult)
+        return PruneOut(
+            entries=_entries(r),
+            threshold=r.threshold,
+            judge=r.judge.model_dump(),
+            mode=r.mode,
+            errors=r.errors,
+            pruned_summary=r.pruned_summary,
+            removed=r.removed,
+            kept=r.kept,
+            chars_before=r.chars_before,
+            chars_after=r.chars_after,
+        )
+
+    def run_tools(
+        op: str, messages: list[MessageIn], transcript_path: str | None, boundary: int | None, task: str | None
+    ) -> Any:
+        from sjc_mcp import relevance
+
+        try:
+            meta: dict[str, Any] = {"surface": "mcp"}
+            if transcript_path:
+                b, meta = read_allowed(transcript_path, boundary)
+                items = b.span
+            else:
+                if sum(len(m.content) for m in messages) > pipeline.MAX_EVIDENCE_BYTES:
+                    raise SJCError(f"messages are larger than {pipeline.MAX_EVIDENCE_BYTES:,} bytes")
+                items = relevance.messages_from_json([m.model_dump() for m in messages])
+            fn = relevance.prune_tool_results if op == "prune" else relevance.judge_tool_results
+            return fn(items, config=cfg(), task=task, meta=meta)
+        except SJCError as exc:
+            raise ToolError(str(exc)) from None
+
+    def tools_out(r: Any) -> dict[str, Any]:
+        return {
+            "results": [ToolResultOut(**v.model_dump(include=set(ToolResultOut.model_fields))) for v in r.results],
+            "chars_before": r.chars_before,
+            "chars_after": r.chars_after,
+            "status": r.status,
+            "judge": r.judge,
+            "errors": r.errors,
+        }
+
+    @server.tool(annotations=_READ_ONLY, structured_output=True)
+    def judge_tool_results(
+        messages: Messages = [],  # noqa: B006 - pydantic copies the default
+        transcript_path: TranscriptPath = None,
+        boundary: BoundaryN = None,
+        task: Task = None,
+    ) -> ToolsOut:
+        """Score every completed tool result outside the first user message and the most recent turns: is it
+        still needed to complete the current task? Decisions: keep, truncate or drop."""
+        return ToolsOut(**tools_out(run_tools("judge", messages, transcript_path, boundary, task)))
+
+    @server.tool(annotations=_READ_ONLY, structured_output=True)
+    def prune_tool_results(
+        messages: Messages = [],  # noqa: B006 - pydantic copies the default
+        transcript_path: TranscriptPath = None,
+        boundary: BoundaryN = None,
+        task: Task = None,
+    ) -> ToolsPruneOut:
+        """Return the history with the tool results no longer needed dropped (call and result) or truncated
+        (the call stays, the result is cut to its head with a note); everything else unchanged."""
+        r = run_tools("prune", messages, transcript_path, boundary, task)
+        msgs = [
+            MessageIn(**m.model_dump(include={"role", "content", "name", "call_id", "is_error"})) for m in r.messages
+        ]
+        return ToolsPruneOut(**tools_out(r), messages=msgs)
+
+    return server
