@@ -56,6 +56,9 @@ def install(package: str, version: str, binary: str) -> Path:
     slug = package.strip("@").replace("/", "-")
     prefix = CACHE / "npm" / f"{slug}-{version}"
     exe = prefix / "node_modules" / ".bin" / binary
+    short = CACHE / "npm" / f"{package.rsplit('/', 1)[-1]}-{version}" / "node_modules" / ".bin" / binary
+    if not exe.exists() and short.exists():
+        return short  # the same version cached under the package's short name
     prefix.mkdir(parents=True, exist_ok=True)
     with open(prefix / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
