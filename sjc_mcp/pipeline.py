@@ -27,6 +27,7 @@ from sjc_mcp.models import (
     Source,
     Turn,
 )
+from sjc_mcp.redact import redact_inputs
 from sjc_mcp.summary import split_summary
 from sjc_mcp.text import estimate_tokens
 
@@ -94,6 +95,7 @@ def build_request(
         evidence=pooled,
         entries=entries,
         assistant_prose=list(assistant_prose),
+        sources=pool,
     )
 
 
@@ -140,6 +142,7 @@ def _results(parsed: ParsedSummary, out: JudgeOutput, threshold: float, margin: 
                 contradicted=bool(j and j.contradicted),
                 quote=j.quote if j else None,
                 origin=j.origin.label() if j and j.origin else None,
+                reason=j.reason if j else None,
             )
         )
     return results
@@ -158,6 +161,7 @@ def _log_record(result: JudgeResult, summary: str, after: str, meta: dict[str, A
             "contradicted": e.contradicted,
             "quote": (e.quote or "")[:200] or None,
             "origin": e.origin,
+            "reason": (e.reason or "")[:300] or None,
         }
         for e in result.entries
     ]
@@ -223,6 +227,9 @@ def _judge(
             )
         else:
             judge = judge or make_judge(config)
+            redacted = 0
+            if getattr(judge, "sends_text", False):  # whole texts, before chunking can split a secret
+                sources, previous_summary, task, redacted = redact_inputs(sources, previous_summary, task)
             request = build_request(
                 parsed,
                 sources,
@@ -245,7 +252,7 @@ def _judge(
                 host=parsed.host,
                 mode=config.mode,
                 errors=errors,
-                redactions=out.redactions,
+                redactions=out.redactions + redacted,
             )
     result.duration_ms = t.ms
     return result, parsed, config

@@ -17,6 +17,8 @@ Every pattern is linear in its input (no nested quantifiers over the same charac
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import Any
 
 _SECRET_WORD = (
     r"(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|PWD|API_?KEY|APIKEY|PRIVATE_?KEY|ACCESS_?KEY"
@@ -137,3 +139,26 @@ def redact(text: str) -> tuple[str, int]:
 
 def redacted(text: str) -> str:
     return redact(text)[0]
+
+
+def redact_inputs(
+    sources: Sequence[Any], previous_summary: str | None, task: str | None
+) -> tuple[list[Any], str | None, str | None, int]:
+    """Sources (each ``content`` and ``call``), the previous summary and the task, redacted whole."""
+    total = 0
+    out = []
+    for s in sources:
+        content, n = redact(s.content)
+        update: dict[str, Any] = {"content": content}
+        if getattr(s, "call", None):
+            update["call"], m = redact(s.call)
+            n += m
+        total += n
+        out.append(s.model_copy(update=update) if n else s)
+    if previous_summary:
+        previous_summary, n = redact(previous_summary)
+        total += n
+    if task:
+        task, n = redact(task)
+        total += n
+    return out, previous_summary, task, total

@@ -169,6 +169,20 @@ def _superseded(items: Sequence[Item], results: list[ToolResult], config: Config
     return {r.id: found[r.index] for r in results if r.index in found}
 
 
+def _redacted_request(
+    items: Sequence[Item], config: Config, task: str | None, request: RelevanceRequest
+) -> RelevanceRequest:
+    """``request`` rebuilt from redacted copies of the messages (the messages themselves stay as they are)."""
+    from sjc_mcp.redact import redacted
+
+    red = build_request([it.model_copy(update={"content": redacted(it.content)}) for it in items], config, task)
+    ids = {r.id for r in request.results}
+    keep = [n for n, r in enumerate(red.results) if r.id in ids]
+    return red.model_copy(
+        update={"results": [red.results[n] for n in keep], "later": [red.later[n] for n in keep] if red.later else []}
+    )
+
+
 def truncated(text: str, keep: int) -> str:
     if len(text) <= keep:
         return text
@@ -246,6 +260,8 @@ def run(
     elif request.results:
         judge = judge or make_judge(config)
         name, model = judge.name, judge.model
+        if getattr(judge, "sends_text", False):  # redact whole results before they are cut for judging
+            request = _redacted_request(items, config, task, request)
         try:
             out = judge.relevance(request)
             name, model = out.name, out.model

@@ -20,9 +20,9 @@ def _b64(n: int) -> str:
 
 def _pem(kind: str, n: int, end: bool = True) -> tuple[str, str]:
     body = _b64(n)
-    lines = "\n".join(body[i : i + 64] for i in range(0, len(body), 64))
-    text = f"-----BEGIN {kind}-----\n{lines}\n" + (f"-----END {kind}-----\n" if end else "")
-    return text, body[200:260]
+    rows = [body[i : i + 64] for i in range(0, len(body), 64)]
+    text = f"-----BEGIN {kind}-----\n" + "\n".join(rows) + "\n" + (f"-----END {kind}-----\n" if end else "")
+    return text, rows[-2]  # near the end: past the first 2,000-character chunk of a long key
 
 
 RSA_4096, RSA_4096_SECRET = _pem("RSA PRIVATE KEY", 2350)
@@ -139,3 +139,72 @@ def test_a_judge_at_a_localhost_subdomain_needs_the_remote_opt_in():
 
     with pytest.raises(ConfigError, match="allow_remote"):
         make_judge(Config(judge="openai", openai={"base_url": "http://judge.localhost/v1"}))
+
+
+@pytest.mark.parametrize("kind", ["chat", "messages", "systemone"])
+def test_no_planted_secret_reaches_a_loopback_judge(kind, tmp_path, monkeypatch):
+    """Every kind planted in tool output, a call, the previous summary and the task; the long keys span
+    more than one 2,000-character chunk. The recorded request bodies hold none of them."""
+    from sjc_mcp import prune_summary
+    from sjc_mcp.config import Config
+    from tests.fakes import FakeAPI
+    from tests.test_remote_judges import example
+
+    judge = {"chat": "openai", "messages": "anthropic", "systemone": "jev"}[kind]
+    api = FakeAPI(kind)
+    try:
+        summary, evidence = example()
+        planted = "\n".join(text for _, text, _ in PLANTED)
+        evidence.append({"kind": "tool_output", "name": "Bash", "content": f"$ cat secrets.txt\n{planted}\n"})
+        evidence.append({"kind": "tool_output", "name": "Read", "content": GCP, "call": "Read: service-account.json"})
+        config = Config(
+            judge=judge,
+            decision_log=str(tmp_path / "log.jsonl"),
+            kill_switch=str(tmp_path / "off"),
+            **{judge: {"base_url": api.url, "max_retries": 0, "total_timeout_s": 20}},
+        )
+        # the entries ask about the secrets, so retrieval pulls the passages that hold them; one entry
+        # shares words with the tail of the 4096-bit key, which lies in the key's second chunk
+        summary = summary.replace(
+            "2. Key Technical Concepts:\n",
+            "2. Key Technical Concepts:\n   - secrets.txt holds the private key, tokens, AccountKey, mysql password\n"
+            f"   - END RSA PRIVATE KEY line after {RSA_4096.splitlines()[-2]}\n",
+        )
+        prune_summary(summary, evidence, config=config, previous_summary=f"Earlier: {PLANTED[0][1]}", task=PLANTED[1][1])
+        bodies = json.dumps([r["body"] for r in api.requests])
+        assert api.requests and "[REDACTED" in bodies
+        leaked = [k for k, _, secret in PLANTED if secret in bodies or json.dumps(secret)[1:-1] in bodies]
+        assert leaked == []
+    finally:
+        api.close()
+
+
+def test_no_planted_secret_reaches_a_loopback_relevance_judge(tmp_path):
+    from sjc_mcp import relevance
+    from sjc_mcp.config import Config
+    from sjc_mcp.hosts.base import Item
+    from tests.fakes import FakeAPI
+
+    api = FakeAPI("chat")
+    try:
+        items = [Item(role="user", content="rotate the credentials")]
+        for n, (_, text, _) in enumerate(PLANTED):
+            items += [
+                Item(role="tool_call", name="Bash", call_id=f"c{n}", content=json.dumps({"command": f"cat f{n}"})),
+                Item(role="tool_output", call_id=f"c{n}", content="x" * 2500 + "\n" + text),  # past judge_chars
+            ]
+        items.append(Item(role="user", content="done?"))
+        config = Config(
+            judge="openai",
+            decision_log=str(tmp_path / "log.jsonl"),
+            kill_switch=str(tmp_path / "off"),
+            openai={"base_url": api.url, "max_retries": 0, "total_timeout_s": 20},
+        )
+        config = config.model_copy(update={"tools": config.tools.model_copy(update={"judge_chars": 100_000})})
+        r = relevance.judge_tool_results(items, config=config)
+        bodies = json.dumps([q["body"] for q in api.requests])
+        assert api.requests and r.results
+        assert [k for k, _, secret in PLANTED if secret in bodies or json.dumps(secret)[1:-1] in bodies] == []
+        assert any(PLANTED[0][1] in it.content for it in r.messages)  # the history itself is not altered
+    finally:
+        api.close()

@@ -279,6 +279,7 @@ class RemoteJudge:
 
     name = "remote"
     table = ""
+    sends_text = True  # what it judges leaves this process: the pipeline redacts whole texts first
 
     def __init__(self, config: Any, client: Any = None) -> None:
         self.cfg = getattr(config, self.table)
