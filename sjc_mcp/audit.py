@@ -1,12 +1,20 @@
 """``sjc audit``: read the decision log back. What was pruned at each boundary and why, what it saved,
-what went wrong, and whether the log itself is complete and unedited (``--verify``).
+what went wrong, and whether the log itself is whole and unedited (``--verify``).
 
-Reading is streaming and tolerant: a corrupt line is reported and skipped, never fatal.
+Totals mean one thing: per boundary (session and boundary id), the latest enforce-mode decision
+counts. A shadow-mode run or replay, or a ``judge`` that changed nothing, is shown as what it is
+(what pruning would have done) and never added to what was removed; earlier decisions of the same
+boundary are listed as its history.
+
+Reading is streaming and tolerant: a corrupt line is reported and skipped, never fatal. Text from
+the log is shown literally: no markup, control characters made visible.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -16,6 +24,9 @@ from sjc_mcp import log as decision_log
 from sjc_mcp.errors import InputError
 
 THRESHOLD_CLUSTER_SHARE = 0.15  # warn when more than this share of scores sit within the margin of the threshold
+WIDTH = 100  # the terminal audit fits this many columns
+SUM_KEYS = ("kept", "pruned", "unjudged", "chars_before", "chars_after", "tokens_before", "tokens_after")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _parse_since(since: str | None) -> str | None:
@@ -34,6 +45,8 @@ def read_log(path: Path, session: str | None = None, since: str | None = None) -
     """Records (filtered), and one message per corrupt line."""
     if not path.exists():
         raise InputError(f"no decision log at {path}")
+    if path.is_dir():
+        raise InputError(f"{path} is a folder, not a decision log")
     records, corrupt = [], []
     cutoff = _parse_since(since)
     for n, rec, raw in decision_log.read(path):
@@ -66,109 +79,208 @@ def expected_models(config: Any) -> dict[str, str]:
     return out
 
 
+def kind(rec: dict[str, Any]) -> str:
+    """What a record is: ``enforced`` (a decision that changed the summary, or would have had it been
+    committed), ``shadow`` (judged, nothing changed: shadow mode, replays), ``judge`` (a judge-only run),
+    ``tools`` (relevance pruning of tool results) or ``status`` (no judgment: disabled, error, nothing)."""
+    if rec.get("op") == "tools":
+        return "tools"
+    if rec.get("status", "judged") != "judged":
+        return "status"
+    if rec.get("op") == "judge":
+        return "judge"
+    if rec.get("mode") == "shadow" or rec.get("op") == "replay":
+        return "shadow"
+    return "enforced"
+
+
+def text_is_whole(e: dict[str, Any]) -> bool:
+    """Whether the logged text is the entry's whole text (its hash matches), or cut by the log."""
+    sha, text = e.get("text_sha"), e.get("text")
+    if not sha or text is None:
+        return True
+    return hashlib.sha256(str(text).encode()).hexdigest()[: len(sha)] == sha
+
+
+def reason(e: dict[str, Any], threshold: float | None, margin: float | None = None) -> str:
+    """Why an entry went the way it did: its score against the cut (an entry is pruned when its score
+    is below the threshold less the margin), and the judge's own ``reason`` when the log has one."""
+    decision, score = e.get("decision"), e.get("score")
+    if decision == "unjudged" or score is None:
+        return str(e.get("reason") or "not judged (kept)")
+    th = 0.5 if threshold is None else threshold
+    cut = th - (margin or 0)
+    if decision == "prune":
+        why = f"score {score:.2f} < {cut:.2f}"
+    elif e.get("near_threshold") or score < th:
+        why = f"score {score:.2f} within the margin below the threshold {th:g}: kept, flagged"
+    else:
+        why = f"score {score:.2f} ≥ threshold {th:g}"
+    if e.get("contradicted"):
+        why += "; a source contradicts it"
+    if e.get("reason"):
+        why += f": {e['reason']}"
+    return why
+
+
+def evidence(e: dict[str, Any]) -> str:
+    quote = e.get("quote")
+    if not quote:
+        return "no source found"
+    return f"{quote} ({e['origin']})" if e.get("origin") else str(quote)
+
+
+def _boundary_keys(records: list[dict]) -> list[tuple[str, str]]:
+    """(session, boundary id) per record. A record without a caller-given id (tool results, a status)
+    joins the boundary its session and index name, when another record gives that one an id."""
+    alias: dict[tuple[str, Any], str] = {}
+    for rec in records:
+        bid = rec.get("boundary_id")
+        if bid and not str(bid).startswith(decision_log.DERIVED_PREFIX) and rec.get("boundary") is not None:
+            alias.setdefault((str(rec.get("session")), rec["boundary"]), str(bid))
+    keys = []
+    for rec in records:
+        session = str(rec.get("session") or rec.get("source") or "-")
+        bid = rec.get("boundary_id")
+        if bid is None or str(bid).startswith(decision_log.DERIVED_PREFIX):
+            bid = alias.get((session, rec.get("boundary")), bid)
+        if bid is None:
+            bid = f"#{rec['boundary']}" if rec.get("boundary") is not None else "-"
+        keys.append((session, str(bid)))
+    return keys
+
+
+def _shown(rec: dict[str, Any], counted: bool) -> dict[str, Any]:
+    judge = rec.get("judge") or {}
+    threshold = rec.get("threshold", 0.5)
+    entries = rec.get("entries", [])
+    return {
+        "kind": "enforced" if counted else kind(rec),
+        "op": rec.get("op"),
+        "time": rec.get("time"),
+        "host": rec.get("host"),
+        "judge": judge,
+        "mode": rec.get("mode"),
+        "threshold": threshold,
+        "margin": rec.get("margin", 0.05),
+        **{k: rec.get(k, 0) or 0 for k in SUM_KEYS},
+        "tokens_estimated": rec.get("tokens_estimated", True),
+        "duration_ms": rec.get("duration_ms", 0) or 0,
+        "chars_after_enforced": rec.get("chars_after_enforced"),
+        "tokens_after_enforced": rec.get("tokens_after_enforced"),
+        "errors": rec.get("errors", []),
+        "entries": entries,
+        "pruned_entries": [
+            {
+                "section": e.get("section"),
+                "entry": e.get("text"),
+                "text_whole": text_is_whole(e),
+                "score": e.get("score"),
+                "reason": reason(e, threshold, rec.get("margin", 0.05)),
+                "quote": e.get("quote") or "no source found",
+                "origin": e.get("origin"),
+            }
+            for e in entries
+            if e.get("decision") == "prune"
+        ],
+        "line": rec.get("_line"),
+    }
+
+
 def summarise(records: list[dict], corrupt: list[str], config: Any = None) -> dict[str, Any]:
-    boundaries: dict[tuple[str, str], dict[str, Any]] = {}
-    totals = defaultdict(float)
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for key, rec in zip(_boundary_keys(records), records, strict=True):
+        groups.setdefault(key, []).append(rec)
+    boundaries: list[dict[str, Any]] = []
+    totals: dict[str, float] = defaultdict(float)
+    shadow: dict[str, float] = defaultdict(float)
     scores: list[float] = []
     margin_hits = 0
-    warnings: list[str] = []
-    models: dict[str, set[str]] = defaultdict(set)
-    judge_errors = 0
-    hook_failures = 0
     threshold = margin = None
-    for rec in records:
-        status = rec.get("status", "judged")
-        bid = rec.get("boundary_id") if rec.get("boundary_id") is not None else rec.get("boundary")
-        key = (str(rec.get("session") or rec.get("source") or "-"), "-" if bid is None else str(bid))
-        b = boundaries.setdefault(
-            key,
-            {
-                "session": key[0],
-                "boundary": rec.get("boundary"),
-                "boundary_id": rec.get("boundary_id"),
-                "records": 0,
-                "events": [],
-            },
-        )
-        b["records"] += 1
-        b["events"].append(rec.get("event") or rec.get("op"))
-        totals["records"] += 1
-        if rec.get("op") == "hook" and status in ("error", "timeout"):
-            hook_failures += 1
-        if rec.get("errors") and status == "judged":
-            judge_errors += 1
-        if rec.get("op") == "tools":  # relevance pruning of tool results
-            b.setdefault("tools", []).append(
+    models: dict[str, set[str]] = defaultdict(set)
+    judge_errors = hook_failures = 0
+    for (session, bid), recs in groups.items():
+        b: dict[str, Any] = {
+            "session": session,
+            "boundary": next((r["boundary"] for r in recs if r.get("boundary") is not None), None),
+            "boundary_id": bid,
+            "records": len(recs),
+            "events": [r.get("event") or r.get("op") for r in recs],
+        }
+        totals["records"] += len(recs)
+        judged = [r for r in recs if kind(r) in ("enforced", "shadow", "judge")]
+        enforced = [r for r in judged if kind(r) == "enforced"]
+        shown = enforced[-1] if enforced else (judged[-1] if judged else None)
+        for r in recs:
+            k = kind(r)
+            if r.get("op") == "hook" and r.get("status") in ("error", "timeout"):
+                hook_failures += 1
+            if k in ("enforced", "shadow", "judge"):
+                judge = r.get("judge") or {}
+                models[str(judge.get("name"))].add(str(judge.get("model")))
+                totals["duration_ms"] += r.get("duration_ms", 0) or 0
+                if r.get("errors"):
+                    judge_errors += 1
+        tools = [r for r in recs if kind(r) == "tools"]
+        if tools:
+            b["tools"] = [
                 {
-                    "status": status,
-                    "kept": rec.get("kept", 0),
-                    "truncated": rec.get("truncated", 0),
-                    "dropped": rec.get("dropped", 0),
-                    "chars_before": rec.get("chars_before", 0),
-                    "chars_after": rec.get("chars_after", 0),
-                    "errors": rec.get("errors", []),
-                    "judge": rec.get("judge"),
+                    "status": t.get("status", "judged"),
+                    "kept": t.get("kept", 0),
+                    "truncated": t.get("truncated", 0),
+                    "dropped": t.get("dropped", 0),
+                    "chars_before": t.get("chars_before", 0),
+                    "chars_after": t.get("chars_after", 0),
+                    "errors": t.get("errors", []),
+                    "judge": t.get("judge"),
+                    "time": t.get("time"),
                 }
-            )
-            totals["tool_chars_before"] += rec.get("chars_before", 0) or 0
-            totals["tool_chars_after"] += rec.get("chars_after", 0) or 0
-            continue
-        if status != "judged":
-            b.setdefault("statuses", []).append(status)
-            if rec.get("errors"):
-                b.setdefault("errors", []).extend(rec["errors"])
-            continue
-        judge = rec.get("judge") or {}
-        models[str(judge.get("name"))].add(str(judge.get("model")))
-        threshold, margin = rec.get("threshold", 0.5), rec.get("margin", 0.05)
-        pruned = [e for e in rec.get("entries", []) if e.get("decision") == "prune"]
-        for e in rec.get("entries", []):
-            if isinstance(e.get("score"), (int, float)):
-                scores.append(float(e["score"]))
-                if abs(e["score"] - threshold) <= margin:
-                    margin_hits += 1
-        b.update(
+                for t in tools
+            ]
+            totals["tool_chars_before"] += tools[-1].get("chars_before", 0) or 0
+            totals["tool_chars_after"] += tools[-1].get("chars_after", 0) or 0
+        statuses = [r for r in recs if kind(r) == "status"]
+        if statuses:
+            b["statuses"] = [str(r.get("status")) for r in statuses]
+            b["status_errors"] = [err for r in statuses for err in r.get("errors", [])]
+            if shown is None:
+                b["errors"] = b["status_errors"]
+                b["note"] = next((r.get("note") for r in reversed(statuses) if r.get("note")), None)
+        b["history"] = [
             {
-                "time": rec.get("time"),
-                "host": rec.get("host"),
-                "judge": judge,
-                "mode": rec.get("mode"),
-                "kept": rec.get("kept", 0),
-                "pruned": rec.get("pruned", 0),
-                "unjudged": rec.get("unjudged", 0),
-                "chars_before": rec.get("chars_before", 0),
-                "chars_after": rec.get("chars_after", 0),
-                "tokens_before": rec.get("tokens_before", 0),
-                "tokens_after": rec.get("tokens_after", 0),
-                "tokens_estimated": rec.get("tokens_estimated", True),
-                "duration_ms": rec.get("duration_ms", 0),
-                "chars_after_enforced": rec.get("chars_after_enforced"),
-                "tokens_after_enforced": rec.get("tokens_after_enforced"),
-                "errors": rec.get("errors", []),
-                "entries": rec.get("entries", []),
-                "pruned_entries": [
-                    {
-                        "section": e.get("section"),
-                        "entry": e.get("text"),
-                        "score": e.get("score"),
-                        "quote": e.get("quote") or "no source found",
-                    }
-                    for e in pruned
-                ],
+                "time": r.get("time"),
+                "op": r.get("op"),
+                "mode": r.get("mode"),
+                "kind": kind(r),
+                "status": r.get("status", "judged"),
+                "pruned": r.get("pruned", 0),
+                "counted": r is shown and bool(enforced),
+                "line": r.get("_line"),
             }
-        )
-        for k in (
-            "kept",
-            "pruned",
-            "unjudged",
-            "chars_before",
-            "chars_after",
-            "tokens_before",
-            "tokens_after",
-            "duration_ms",
-        ):
-            totals[k] += rec.get(k, 0) or 0
-        totals["judged"] += 1
+            for r in recs
+        ]
+        if shown is not None:
+            b.update(_shown(shown, counted=bool(enforced)))
+            totals["judged"] += 1
+            threshold, margin = shown.get("threshold", 0.5), shown.get("margin", 0.05)
+            for e in shown.get("entries", []):
+                if isinstance(e.get("score"), (int, float)):
+                    scores.append(float(e["score"]))
+                    if abs(e["score"] - threshold) <= margin:
+                        margin_hits += 1
+            if enforced:
+                totals["enforced"] += 1
+                for k in SUM_KEYS:
+                    totals[k] += shown.get(k, 0) or 0
+            else:
+                shadow["boundaries"] += 1
+                shadow["would_prune"] += shown.get("pruned", 0) or 0
+                shadow["chars_before"] += shown.get("chars_before", 0) or 0
+                after = shown.get("chars_after_enforced")
+                shadow["chars_after_if_enforced"] += shown.get("chars_before", 0) if after is None else after
+            totals["not_counted"] += len(judged) - (1 if enforced else 0)
+        boundaries.append(b)
+    warnings: list[str] = []
     if scores and margin is not None and margin_hits / len(scores) > THRESHOLD_CLUSTER_SHARE:
         warnings.append(
             f"{margin_hits} of {len(scores)} scores ({margin_hits / len(scores):.0%}) lie within "
@@ -189,13 +301,20 @@ def summarise(records: list[dict], corrupt: list[str], config: Any = None) -> di
         warnings.append(f"{hook_failures} hook events produced no judgment (error or time budget): see 'errors'")
     if corrupt:
         warnings.append(f"{len(corrupt)} corrupt log lines were skipped")
-    saved = totals["chars_before"] - totals["chars_after"]
+    out_totals = {k: (round(v, 2) if k == "duration_ms" else int(v)) for k, v in totals.items()}
+    for k in ("records", "judged", "enforced", "not_counted", *SUM_KEYS):
+        out_totals.setdefault(k, 0)
     return {
-        "boundaries": list(boundaries.values()),
+        "boundaries": boundaries,
         "totals": {
-            **{k: (round(v, 2) if isinstance(v, float) else v) for k, v in totals.items()},
-            "chars_saved": saved,
+            **out_totals,
+            "boundaries": len(boundaries),
+            "chars_saved": int(totals["chars_before"] - totals["chars_after"]),
             "tokens_estimated": True,
+            "shadow": {
+                k: int(shadow.get(k, 0))
+                for k in ("boundaries", "would_prune", "chars_before", "chars_after_if_enforced")
+            },
         },
         "warnings": warnings,
         "corrupt": corrupt,
@@ -205,88 +324,253 @@ def summarise(records: list[dict], corrupt: list[str], config: Any = None) -> di
     }
 
 
-def render_terminal(report: dict[str, Any], console: Any = None) -> None:
-    from rich.console import Console
-    from rich.table import Table
+# terminal -------------------------------------------------------------------------------------------
 
-    console = console or Console()
+
+def literal(x: Any) -> str:
+    """Text from the log as it may be shown: control characters (ANSI escapes included) made visible."""
+    s = "" if x is None else str(x)
+    return _CONTROL.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", s
+    )
+
+
+def _one_line(x: Any, limit: int) -> str:
+    s = " ↵ ".join(part.strip() for part in literal(x).replace("\t", " ").split("\n") if part.strip())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def make_console(file: Any = None) -> Any:
+    import shutil
+
+    from rich.console import Console
+
+    width = min(shutil.get_terminal_size((WIDTH, 24)).columns, WIDTH)
+    return Console(file=file, width=width, highlight=False, emoji=False, markup=False)
+
+
+def render_terminal(report: dict[str, Any], console: Any = None, show_kept: bool = False) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    console = console or make_console()
+    width = min(console.width, WIDTH)
     for b in report["boundaries"]:
-        head = f"[bold]{b['session']}[/bold] boundary {b.get('boundary') if b.get('boundary') is not None else '-'}"
+        head = Text()
+        head.append(literal(b["session"]), style="bold")
+        head.append(f" · boundary {literal(b['boundary']) if b.get('boundary') is not None else '-'}")
+        head.append(f" · {literal(b['boundary_id'])}", style="dim")
+        console.print(head, overflow="fold")
         for t in b.get("tools", []):
             console.print(
-                f"{head}  tool results: {t['status']}, kept {t['kept']}, truncated {t['truncated']}, "
-                f"dropped {t['dropped']}, characters {t['chars_before']}→{t['chars_after']}"
+                Text(
+                    f"  tool results: {literal(t['status'])}, kept {t['kept']}, truncated {t['truncated']}, "
+                    f"dropped {t['dropped']}, characters {t['chars_before']}→{t['chars_after']}"
+                )
             )
         if "judge" not in b:
             if b.get("statuses"):
-                console.print(f"{head}: {', '.join(b.get('statuses', []))} {'; '.join(b.get('errors', []))[:200]}")
+                line = Text(f"  {', '.join(literal(s) for s in b['statuses'])}")
+                if b.get("note"):
+                    line.append(f": {_one_line(b['note'], 200)}")
+                console.print(line, overflow="fold")
+            for err in b.get("errors", []):
+                console.print(Text("  error ", style="red") + Text(_one_line(err, 300)), overflow="fold")
             continue
-        console.print(
-            f"{head}  {b.get('time', '')}  {b['judge'].get('name')}/{b['judge'].get('model')}  mode {b.get('mode')}  "
-            f"kept {b['kept']} pruned {b['pruned']} unjudged {b['unjudged']}  chars {b['chars_before']}→"
-            f"{b['chars_after']}  tokens {b['tokens_before']}→{b['tokens_after']} (estimated)  "
-            f"{b.get('duration_ms', 0):.0f} ms"
-            + (
-                f"  [shadow: pruning would leave {b['chars_after_enforced']} characters, "
-                f"{b['tokens_after_enforced']} tokens]"
-                if b.get("chars_after_enforced") is not None
-                else ""
-            )
+        label = {"enforced": "enforced", "shadow": "shadow (nothing removed)", "judge": "judge only (nothing removed)"}
+        line = Text("  ")
+        line.append(label.get(b["kind"], b["kind"]), style="bold" if b["kind"] == "enforced" else "yellow")
+        line.append(
+            f" · {literal(b.get('time') or '')} · {literal(b['judge'].get('name'))}/{literal(b['judge'].get('model'))}"
+            f" · threshold {b['threshold']:g}, prunes below {b['threshold'] - (b.get('margin') or 0):.2f}"
         )
-        if b["pruned_entries"]:
-            t = Table(show_header=True, header_style="bold", box=None, padding=(0, 1))
-            for col in ("section", "entry", "score", "quote"):
-                t.add_column(col, overflow="fold")
-            for p in b["pruned_entries"]:
+        console.print(line, overflow="fold")
+        verb = "pruned" if b["kind"] == "enforced" else "would prune"
+        stats = Text(f"  kept {b['kept']} · ")
+        stats.append(f"{verb} {b['pruned']}", style="red" if b["pruned"] else "")
+        stats.append(
+            f" · unjudged {b['unjudged']} · characters {b['chars_before']}→{b['chars_after']} · tokens "
+            f"{b['tokens_before']}→{b['tokens_after']} (est.) · {b.get('duration_ms', 0):.0f} ms"
+        )
+        console.print(stats, overflow="fold")
+        if b.get("chars_after_enforced") is not None and b["kind"] != "enforced":
+            console.print(
+                Text(
+                    f"  shadow: pruning would leave {b['chars_after_enforced']} characters, "
+                    f"{b.get('tokens_after_enforced')} tokens",
+                    style="yellow",
+                ),
+                overflow="fold",
+            )
+        others = [h for h in b["history"] if not h["counted"] and h["kind"] != "tools"]
+        if len(b["history"]) > 1 and others:
+            desc = "; ".join(
+                f"{literal(h['op'] or h['kind'])} {literal(h['mode'] or '')} {literal(h['time'] or '')}".strip()
+                for h in others[-4:]
+            )
+            more = f" (and {len(others) - 4} more)" if len(others) > 4 else ""
+            console.print(Text(f"  also logged, not counted: {desc}{more}", style="dim"), overflow="fold")
+        rows = [e for e in b.get("entries", []) if show_kept or e.get("decision") == "prune"]
+        if rows:
+            t = Table(show_header=True, header_style="bold", box=None, padding=(0, 1), width=width, pad_edge=False)
+            t.add_column("", width=5, no_wrap=True)
+            t.add_column("score", width=5, no_wrap=True, justify="right")
+            t.add_column("section", width=14, no_wrap=True, overflow="ellipsis")
+            t.add_column("entry", ratio=3, overflow="fold")
+            t.add_column("why · evidence", ratio=2, overflow="fold")
+            for e in rows:
+                pruned = e.get("decision") == "prune"
+                style = "red" if pruned else "dim"
+                score = "-" if e.get("score") is None else f"{e['score']:.2f}"
+                text = _one_line(e.get("text"), 240)
+                if not text_is_whole(e) and not text.endswith("…"):
+                    text += "…"
+                why = reason(e, b.get("threshold"), b.get("margin"))
+                if pruned:
+                    why += " · " + _one_line(evidence(e), 120)
                 t.add_row(
-                    str(p["section"])[:24],
-                    str(p["entry"])[:90],
-                    "-" if p["score"] is None else f"{p['score']:.2f}",
-                    str(p["quote"])[:70],
+                    Text("prune" if pruned else "keep", style=style),
+                    Text(score, style=style),
+                    Text(_one_line(e.get("section") or "", 14), style=style),
+                    Text(text, style=style),
+                    Text(why, style=style),
                 )
             console.print(t)
         for err in b.get("errors", []):
-            console.print(f"  [red]error[/red] {err}")
+            console.print(Text("  error ", style="red") + Text(_one_line(err, 300)), overflow="fold")
     tot = report["totals"]
+    sh = tot.get("shadow", {})
+    console.print()
     console.print(
-        f"\n[bold]totals[/bold]: {int(tot.get('records', 0))} records, {int(tot.get('judged', 0))} judged, kept "
-        f"{int(tot.get('kept', 0))}, pruned {int(tot.get('pruned', 0))}, unjudged {int(tot.get('unjudged', 0))}; "
-        f"characters {int(tot.get('chars_before', 0))}→{int(tot.get('chars_after', 0))}, tokens "
-        f"{int(tot.get('tokens_before', 0))}→{int(tot.get('tokens_after', 0))} (estimated, about 4 characters a "
-        f"token); {tot.get('duration_ms', 0):.0f} ms judging"
+        Text(
+            f"totals: {tot.get('records', 0)} records, {tot.get('boundaries', 0)} boundaries. Enforced decisions "
+            f"(the latest per boundary) at {tot.get('enforced', 0)}: kept {tot.get('kept', 0)}, pruned "
+            f"{tot.get('pruned', 0)}, unjudged {tot.get('unjudged', 0)}; characters {tot.get('chars_before', 0)}→"
+            f"{tot.get('chars_after', 0)}, tokens {tot.get('tokens_before', 0)}→{tot.get('tokens_after', 0)} "
+            f"(estimated, about 4 characters a token)."
+        ),
+        overflow="fold",
+    )
+    if sh.get("boundaries"):
+        console.print(
+            Text(
+                f"shadow and judge-only (nothing removed) at {sh['boundaries']} boundaries: would prune "
+                f"{sh['would_prune']} entries, characters {sh['chars_before']}→{sh['chars_after_if_enforced']}.",
+                style="yellow",
+            ),
+            overflow="fold",
+        )
+    console.print(
+        Text(
+            f"{tot.get('not_counted', 0)} earlier or judge-only records not added; "
+            f"{tot.get('duration_ms', 0):.0f} ms judging in all."
+        ),
+        style="dim",
+        overflow="fold",
     )
     for w in report["warnings"]:
-        console.print(f"[yellow]warning[/yellow]: {w}")
+        console.print(Text("warning: ", style="yellow") + Text(literal(w)), overflow="fold")
 
 
-def verify(path: Path) -> tuple[int, list[str]]:
-    """Check the hash chain: every record unaltered, none removed, none reordered. ``(records, problems)``."""
+# verify ---------------------------------------------------------------------------------------------
+
+
+def verify(path: Path) -> tuple[int, list[str], list[str]]:
+    """Check the hash chain and the anchor: every record unaltered, none removed, none reordered, none
+    cut from the end. ``(records, problems, notes)``; notes do not make the log incomplete."""
     if not path.exists():
         raise InputError(f"no decision log at {path}")
-    rows = list(decision_log.read(path))
-    hashes = {rec.get("hash"): n for n, rec, _ in rows if rec}
+    if path.is_dir():
+        raise InputError(f"{path} is a folder, not a decision log")
     problems: list[str] = []
-    prev = decision_log.GENESIS
+    notes: list[str] = []
+    position: dict[str, int] = {}  # hash -> record number
+    lines: dict[int, int] = {}  # record number -> line
+    pending: list[tuple[int, int, str]] = []  # (line, record number, its prev) where the chain broke
+    prev: str | None = decision_log.GENESIS
     count = 0
-    for n, rec, raw in rows:
+    for n, rec, raw in decision_log.read(path):
         if rec is None:
             problems.append(f"line {n}: corrupt (not JSON): {raw[:50]!r}")
-            prev = None
             continue
-        count += 1
-        if "hash" not in rec or "prev" not in rec:
+        if not isinstance(rec.get("hash"), str) or "prev" not in rec:
             problems.append(f"line {n}: no hash chain fields")
             prev = None
             continue
+        count += 1
+        position.setdefault(rec["hash"], count)
+        lines[count] = n
         if decision_log.record_hash(rec) != rec["hash"]:
             problems.append(f"line {n}: altered (its content does not match its hash)")
         if prev is not None and rec["prev"] != prev:
-            where = hashes.get(rec["prev"])
-            if where is not None and where > n:
-                problems.append(f"line {n}: out of order (its predecessor is line {where})")
-            elif where is not None:
-                problems.append(f"line {n}: out of order or a record was removed (its predecessor is line {where})")
-            else:
-                problems.append(f"line {n}: the record before it was removed or altered (chain broken)")
+            pending.append((n, count, str(rec["prev"])))
         prev = rec["hash"]
-    return count, problems
+    for n, number, want in pending:
+        where = position.get(want)
+        if want == decision_log.GENESIS:
+            problems.append(f"line {n}: out of order (it was the first record)")
+        elif where is not None and where > number:
+            problems.append(f"line {n}: out of order (its predecessor is line {lines[where]})")
+        elif where is not None:
+            problems.append(f"line {n}: out of order or a record was removed (its predecessor is line {lines[where]})")
+        else:
+            problems.append(f"line {n}: the record before it was removed or altered (chain broken)")
+    anchor = decision_log.read_anchor(path)
+    anchor_file = decision_log.anchor_path(path)
+    if anchor is None:
+        if count:
+            state = "unreadable" if anchor_file.exists() else "missing"
+            problems.append(
+                f"the anchor {anchor_file} is {state}: records cut from the end of the log cannot be ruled out"
+            )
+    else:
+        at = position.get(anchor["hash"])
+        if at is None:
+            if count < anchor["records"]:
+                problems.append(
+                    f"the log ends early: the anchor counts {anchor['records']} records, the log has {count}; "
+                    f"{anchor['records'] - count} were cut from the end (or its last record was altered)"
+                )
+            else:
+                problems.append(
+                    f"the anchor's last record (hash {anchor['hash'][:12]}…) is not in the log: the end of the log "
+                    "was cut or its last record altered"
+                )
+        else:
+            if at != anchor["records"]:
+                problems.append(
+                    f"the anchor counts {anchor['records']} records up to line {lines[at]}, the log has {at}: "
+                    f"records were {'removed' if at < anchor['records'] else 'added'} before it"
+                )
+            if count > at:
+                notes.append(
+                    f"{count - at} record(s) after the anchor's last: a writer stopped between the log and the "
+                    "anchor (the next append updates it)"
+                )
+    return count, problems, notes
+
+
+# sjc prune ------------------------------------------------------------------------------------------
+
+
+def removal_lines(result: Any, words: int = 8) -> list[str]:
+    """One line per entry a prune removed (or, in shadow mode, would have): section, first words, why;
+    then one line of totals. For stderr, beside the pruned summary on stdout."""
+    verb = "removed" if result.mode != "shadow" else "would remove (shadow mode)"
+    lines = []
+    for e in result.entries:
+        if e.decision != "prune":
+            continue
+        first = literal(" ".join(str(e.text).split()[:words]))
+        if len(str(e.text).split()) > words:
+            first += " …"
+        fields = {"score": e.score, "decision": e.decision, "contradicted": e.contradicted}
+        why = reason({**fields, "reason": getattr(e, "reason", None)}, result.threshold, result.margin)
+        if not getattr(e, "reason", None) and not e.quote:
+            why += ": no source found"
+        lines.append(f"{verb} [{literal(e.section)}] {first} — {literal(why)}")
+    n = sum(e.decision == "prune" for e in result.entries)
+    lines.append(
+        f"{verb} {n} of {len(result.entries)} entries; characters {result.chars_before} → {result.chars_after}"
+    )
+    return lines

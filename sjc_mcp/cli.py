@@ -77,11 +77,13 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--session", metavar="ID", help="only this session")
     a.add_argument("--since", metavar="DATE", help="only records from this date or time on (ISO 8601)")
     a.add_argument("--json", action="store_true", help="print JSON for scripts")
-    a.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
+    a.add_argument("--html", metavar="FILE", help="write a self-contained HTML report (folders are created)")
+    a.add_argument("--all", action="store_true", help="terminal: list kept entries too (dim), not only pruned ones")
     a.add_argument(
         "--verify",
         action="store_true",
-        help="check the hash chain; exit 1 if a record was altered, removed or reordered",
+        help="check the hash chain and its anchor; exit 1 if a record was altered, removed, reordered or cut "
+        "from the end",
     )
     a.add_argument("--config", metavar="FILE")
     r = sub.add_parser("replay", help="judge every compaction of recorded transcripts in shadow mode, and log it")
@@ -207,6 +209,10 @@ def _run_judge(args: argparse.Namespace, prune: bool) -> int:
             print(json.dumps(out, ensure_ascii=False, indent=2))
         else:
             sys.stdout.write(r.pruned_summary)
+        from sjc_mcp.audit import removal_lines
+
+        for line in removal_lines(r):
+            print(f"sjc: {line}", file=sys.stderr)
     else:
         r = judge_summary(summary, sources, **kwargs)  # type: ignore[arg-type]
         if args.json:
@@ -293,29 +299,26 @@ def _run_audit(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     path = Path(args.log).expanduser() if args.log else config.decision_log_path
     if args.verify:
-        count, problems = audit.verify(path)
-        for p in problems:
-            print(p)
-        print(f"{path}: {count} records, {'chain intact' if not problems else f'{len(problems)} problems'}")
+        count, problems, notes = audit.verify(path)
+        for line in problems + notes:
+            print(line)
+        verdict = "whole: chain intact, anchor matches" if not problems else f"{len(problems)} problems"
+        print(f"{path}: {count} records, {verdict}")
         return 1 if problems else 0
     records, corrupt = audit.read_log(path, args.session, args.since)
     for c in corrupt:
         print(f"sjc: {c}", file=sys.stderr)
     report = audit.summarise(records, corrupt, config)
     if args.html:
-        from sjc_mcp.report import render_html
+        from sjc_mcp.report import write_html
 
-        out = Path(args.html)
-        tmp = out.with_name(f".{out.name}.tmp")
-        tmp.write_text(render_html(report, str(path)), encoding="utf-8")
-        tmp.replace(out)
-        print(f"wrote {out}")
+        print(f"wrote {write_html(report, str(path), args.html)}")
         return 0
     if args.json:
         report.pop("scores", None)
         print(json.dumps(report, indent=2, default=str))
     else:
-        audit.render_terminal(report)
+        audit.render_terminal(report, show_kept=args.all)
     return 0
 
 

@@ -1,163 +1,235 @@
 """``sjc audit --html``: one self-contained page (no network, no external file) of the decision log.
 
-Per boundary, the logged entries in order with the pruned ones struck through, score, quote and
-origin on expand; the score histogram and the pruned fraction as the threshold moves, as inline
-SVG; a session filter (also settable as ``#session=<id>`` in the URL).
+By default it shows only what was pruned: per boundary, each pruned entry's full logged text (as
+``<pre>``, so code stays code), why it went (the decision's reason or its score against the
+threshold) and the evidence the judge found, or that it found none. Kept entries are in the page as
+data and drawn on demand ("all entries"), which keeps the page small. Filters (session, kind of
+decision) drive the boundaries shown, the totals and both charts: the score histogram and the share
+of entries pruned as the threshold moves, each with axis titles and the threshold in force marked.
+
+Escaping is by hand, in one place: every logged string reaches the page through :func:`esc` (HTML
+text and attribute values) or :func:`json_for_script` (the data block, with ``<``, ``>``, ``&``
+escaped), and the script writes logged text only through ``textContent``. The page is a handful of
+fragments, so a template engine would add a dependency without removing any of these three rules.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import gzip
 import html
 import json
+import os
+from pathlib import Path
 from typing import Any
 
-CSS = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#1d1d1f;padding:0 1rem}
-h1{font-size:1.4rem} h2{font-size:1.05rem;margin:1.6rem 0 .3rem} .meta{color:#666;font-size:12px}
-.warn{background:#fff4ce;border-left:4px solid #e0a800;padding:.4rem .7rem;margin:.3rem 0}
-.boundary{border:1px solid #ddd;border-radius:6px;padding:.6rem 1rem;margin:1rem 0}
-.entry{margin:.15rem 0} .entry summary{cursor:pointer;list-style:none}
-.sec{color:#555;font-size:12px;margin-right:.4rem} .score{font-variant-numeric:tabular-nums;color:#555;font-size:12px}
-.prune summary{color:#a00} .prune del{text-decoration:line-through;color:#a00}
-.details{font-size:12px;color:#444;margin:.2rem 0 .4rem 1.2rem} .charts{display:flex;gap:2rem;flex-wrap:wrap}
-.hidden{display:none} select{font:inherit}
-"""
+from sjc_mcp.audit import reason, text_is_whole
+from sjc_mcp.errors import InputError
 
-JS = """
-function applyFilter(v){document.querySelectorAll('.boundary').forEach(function(b){
-  b.classList.toggle('hidden', v !== '' && b.dataset.session !== v);});
-  var s=document.getElementById('session'); if(s.value!==v){s.value=v;}
-  document.getElementById('shown').textContent=document.querySelectorAll('.boundary:not(.hidden)').length;}
-document.getElementById('session').addEventListener('change',function(e){applyFilter(e.target.value);
-  location.hash = e.target.value ? 'session='+encodeURIComponent(e.target.value) : '';});
-var m=location.hash.match(/session=([^&]+)/); applyFilter(m?decodeURIComponent(m[1]):'');
-"""
+DATA = Path(__file__).parent / "data"
 
 
-def _esc(x: Any) -> str:
-    return html.escape("" if x is None else str(x))
+KIND_LABEL = {
+    "enforced": "enforced",
+    "shadow": "shadow (nothing removed)",
+    "judge": "judge only (nothing removed)",
+}
 
 
-def histogram_svg(scores: list[float], width: int = 420, height: int = 180) -> str:
-    bins = [0] * 10
-    for s in scores:
-        bins[min(9, int(s * 10))] += 1
-    top = max(bins) or 1
-    bw = (width - 40) / 10
-    bars = []
-    for i, n in enumerate(bins):
-        h = (height - 40) * n / top
-        x = 30 + i * bw
-        bars.append(
-            f'<rect class="bar" x="{x:.1f}" y="{height - 20 - h:.1f}" width="{bw - 2:.1f}" height="{h:.1f}" '
-            f'fill="#4c78a8"><title>{i / 10:.1f}–{(i + 1) / 10:.1f}: {n}</title></rect>'
-        )
-        bars.append(
-            f'<text x="{x + bw / 2:.1f}" y="{height - 5}" font-size="10" text-anchor="middle">{i / 10:.1f}</text>'
-        )
+def esc(x: Any) -> str:
+    """Any logged value as HTML text or a (double-quoted) attribute value."""
+    return html.escape("" if x is None else str(x), quote=False).replace('"', "&quot;")
+
+
+def json_for_script(data: Any) -> str:
+    """JSON safe inside ``<script type="application/json">``: no ``<`` survives, so no ``</script>``."""
     return (
-        f'<svg id="histogram" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-        f'aria-label="score histogram"><text x="30" y="14" font-size="12">scores ({len(scores)})</text>'
-        + "".join(bars)
-        + "</svg>"
+        json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        .replace("<", "\\u003c")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
     )
 
 
-def curve_svg(scores: list[float], margin: float, width: int = 420, height: int = 180) -> str:
-    pts = []
-    n = max(1, len(scores))
-    for i in range(1, 10):
-        t = i / 10
-        frac = sum(1 for s in scores if s < t - margin) / n
-        pts.append((30 + (width - 50) * (t - 0.1) / 0.8, height - 25 - (height - 50) * frac, t, frac))
-    path = " ".join(f"{'M' if i == 0 else 'L'}{x:.1f},{y:.1f}" for i, (x, y, _, _) in enumerate(pts))
-    dots = "".join(
-        f'<circle class="point" cx="{x:.1f}" cy="{y:.1f}" r="3" fill="#e45756"><title>threshold {t:.1f}:'
-        f" {f:.0%} pruned</title></circle>"
-        for x, y, t, f in pts
-    )
+def _entry_html(e: dict[str, Any], b: dict[str, Any]) -> str:
+    cut = "" if text_is_whole(e) else '<div class="cut">… (the log keeps only the start)</div>'
     return (
-        f'<svg id="curve" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-        f'aria-label="pruned fraction by threshold"><text x="30" y="14" font-size="12">pruned fraction by '
-        f'threshold</text><path d="{path}" fill="none" stroke="#e45756" stroke-width="2"/>{dots}'
-        f'<text x="30" y="{height - 5}" font-size="10">0.1</text><text x="{width - 30}" y="{height - 5}" '
-        f'font-size="10">0.9</text><text x="2" y="{height - 25}" font-size="10">0%</text>'
-        f'<text x="2" y="28" font-size="10">100%</text></svg>'
+        f'<div class="entry prune"><span class="sec">{esc(e.get("section") or "(no section)")}</span>'
+        f'<pre class="text">{esc(e.get("text"))}</pre>{cut}'
+        f'<div class="why">Why: {esc(reason(e, b.get("threshold"), b.get("margin")))}</div>'
+        f"{_evidence_html(e)}</div>"
     )
+
+
+def _evidence_html(e: dict[str, Any]) -> str:
+    if not e.get("quote"):
+        return '<div class="ev">Evidence: none found in the tool outputs, user messages or previous summary</div>'
+    origin = f" ({esc(e['origin'])})" if e.get("origin") else ""
+    return f'<div class="ev">Evidence{origin}: <pre>{esc(e["quote"])}</pre></div>'
+
+
+def _boundary_html(i: int, b: dict[str, Any]) -> str:
+    kind = b.get("kind", "status")
+    label = f"{b['session']} · boundary {'-' if b.get('boundary') is None else b['boundary']} · {b['boundary_id']}"
+    head = (
+        f'<div class="boundary" id="b-{i}" data-session="{esc(b["session"])}" data-kind="{esc(kind)}">'
+        f"<h2>{esc(label)}</h2>"
+    )
+    tools = "".join(
+        f'<p class="meta">tool results {esc(t["status"])}: kept {esc(t["kept"])}, truncated {esc(t["truncated"])}, '
+        f"dropped {esc(t['dropped'])}, characters {esc(t['chars_before'])} → {esc(t['chars_after'])}</p>"
+        for t in b.get("tools", [])
+    )
+    if "judge" not in b:
+        status = ""
+        if b.get("statuses"):
+            note = f" ({b['note']})" if b.get("note") else ""
+            status = (
+                f'<p class="meta">{esc(", ".join(b["statuses"]))}{esc(note)}'
+                f"{': ' + esc('; '.join(b.get('errors', []))) if b.get('errors') else ''}</p>"
+            )
+        return f"{head}{tools}{status}</div>"
+    verb = "pruned" if kind == "enforced" else "would prune"
+    shadow = (
+        f" · pruning would leave {esc(b['chars_after_enforced'])} characters"
+        if b.get("chars_after_enforced") is not None and kind != "enforced"
+        else ""
+    )
+    meta = (
+        f'<p class="meta"><span class="kind k-{esc(kind)}">{esc(KIND_LABEL.get(kind, kind))}</span>'
+        f"{esc(b.get('time'))} · {esc(b['judge'].get('name'))}/{esc(b['judge'].get('model'))} · threshold "
+        f"{esc(b.get('threshold'))} · kept {esc(b['kept'])}, {verb} {esc(b['pruned'])}, unjudged {esc(b['unjudged'])}"
+        f" · characters {esc(b['chars_before'])} → {esc(b['chars_after'])}{shadow} · tokens {esc(b['tokens_before'])}"
+        f" → {esc(b['tokens_after'])} (estimated) · {float(b.get('duration_ms') or 0):.0f} ms</p>"
+    )
+    others = [h for h in b.get("history", []) if not h.get("counted") and h.get("kind") != "tools"]
+    history = ""
+    if len(b.get("history", [])) > 1 and others:
+        items = "; ".join(
+            f"{h.get('op') or h.get('kind')} {h.get('mode') or ''} {h.get('time') or ''}".strip() for h in others[-5:]
+        )
+        more = f" and {len(others) - 5} more" if len(others) > 5 else ""
+        history = f'<p class="history">Also logged for this boundary, not counted: {esc(items)}{esc(more)}</p>'
+    pruned = [e for e in b.get("entries", []) if e.get("decision") == "prune"]
+    body = "".join(_entry_html(e, b) for e in pruned) or '<p class="meta">Nothing pruned here.</p>'
+    errors = "".join(f'<div class="warn">judge error: {esc(err)}</div>' for err in b.get("errors", []))
+    n_kept = len(b.get("entries", [])) - len(pruned)
+    kept = (
+        f'<details class="kept-toggle" data-i="{i}"><summary class="meta">{n_kept} kept entries</summary>'
+        f'<div id="kept-{i}"></div></details>'
+        if n_kept
+        else ""
+    )
+    return f"{head}{meta}{history}{tools}{errors}{body}{kept}</div>"
+
+
+def _kept_groups(entries: list[dict[str, Any]]) -> list[list[Any]]:
+    """Kept entries as ``[section, [[text, score, whole (1/0)], ...]]``, one group per run of a section."""
+    groups: list[list[Any]] = []
+    for e in entries:
+        if e.get("decision") == "prune":
+            continue
+        if not groups or groups[-1][0] != e.get("section"):
+            groups.append([e.get("section"), []])
+        groups[-1][1].append([e.get("text"), e.get("score"), int(text_is_whole(e))])
+    return groups
+
+
+def _data(report: dict[str, Any]) -> dict[str, Any]:
+    rows = []
+    for b in report["boundaries"]:
+        entries = b.get("entries", []) if "judge" in b else []
+        rows.append(
+            {
+                "s": b["session"],
+                "k": b.get("kind", "status"),
+                "scores": [round(float(e["score"]), 3) for e in entries if isinstance(e.get("score"), (int, float))],
+                "kept": b.get("kept", 0),
+                "pruned": b.get("pruned", 0),
+                "cb": b.get("chars_before", 0),
+                "ca": b.get("chars_after", 0),
+                "tb": b.get("tokens_before", 0),
+                "ta": b.get("tokens_after", 0),
+                "cae": b.get("chars_after_enforced"),
+            }
+        )
+    return {"threshold": report.get("threshold") or 0.5, "margin": report.get("margin") or 0.0, "boundaries": rows}
+
+
+def packed_kept(report: dict[str, Any]) -> str:
+    """Every boundary's kept entries, JSON, gzipped and base64-encoded: the page unpacks them only when
+    asked to show them (``DecompressionStream``), which keeps a large log's page small."""
+    groups = [_kept_groups(b.get("entries", []) if "judge" in b else []) for b in report["boundaries"]]
+    raw = json.dumps(groups, ensure_ascii=False, separators=(",", ":")).encode()
+    return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
 
 
 def render_html(report: dict[str, Any], log_path: str) -> str:
-    sessions = sorted({b["session"] for b in report["boundaries"]})
-    options = '<option value="">all sessions</option>' + "".join(
-        f'<option value="{_esc(s)}">{_esc(s)}</option>' for s in sessions
+    boundaries = report["boundaries"]
+    sessions = sorted({b["session"] for b in boundaries})
+    session_opts = '<option value="">all sessions</option>' + "".join(
+        f'<option value="{esc(s)}">{esc(s)}</option>' for s in sessions
     )
-    parts = []
-    for b in report["boundaries"]:
-        label = f"{_esc(b['session'])} · boundary {_esc(b.get('boundary'))}"
-        if "judge" not in b and not b.get("statuses"):
-            tools = "; ".join(
-                f"tool results {t['status']}: kept {t['kept']}, truncated {t['truncated']}, dropped {t['dropped']}"
-                for t in b.get("tools", [])
-            )
-            parts.append(
-                f'<div class="boundary" data-session="{_esc(b["session"])}"><h2>{label}</h2>'
-                f'<p class="meta">{_esc(tools)}</p></div>'
-            )
-            continue
-        if "judge" not in b:
-            parts.append(
-                f'<div class="boundary" data-session="{_esc(b["session"])}"><h2>{label}</h2><p class="meta">'
-                f"{_esc(', '.join(b.get('statuses', [])))}: {_esc('; '.join(b.get('errors', [])))}</p></div>"
-            )
-            continue
-        rows = []
-        last_section = None
-        for e in b.get("entries", []):
-            pruned = e.get("decision") == "prune"
-            sec = e.get("section")
-            if sec != last_section:
-                rows.append(f'<div class="sec">{_esc(sec) or "(no section)"}</div>')
-                last_section = sec
-            text = _esc(e.get("text"))
-            body = f"<del>{text}</del>" if pruned else text
-            score = "–" if e.get("score") is None else f"{e['score']:.2f}"
-            quote = e.get("quote") or ("no source found" if pruned else "")
-            rows.append(
-                f'<details class="entry {"prune" if pruned else "keep"}" data-decision="{_esc(e.get("decision"))}">'
-                f'<summary><span class="score">{score}</span> {body}</summary><div class="details">decision '
-                f"{_esc(e.get('decision'))}{' (near threshold)' if e.get('near_threshold') else ''}"
-                f"{' · contradicted' if e.get('contradicted') else ''} · quote: {_esc(quote)}"
-                f"{' · origin: ' + _esc(e.get('origin')) if e.get('origin') else ''}</div></details>"
-            )
-        parts.append(
-            f'<div class="boundary" data-session="{_esc(b["session"])}"><h2>{label}</h2><p class="meta">'
-            f"{_esc(b.get('time'))} · {_esc(b['judge'].get('name'))}/{_esc(b['judge'].get('model'))} · mode "
-            f"{_esc(b.get('mode'))} · kept {b['kept']}, pruned {b['pruned']}, unjudged {b['unjudged']} · characters "
-            f"{b['chars_before']}→{b['chars_after']} · tokens {b['tokens_before']}→{b['tokens_after']} (estimated) · "
-            f"{b.get('duration_ms', 0):.0f} ms</p>{''.join(rows)}</div>"
-        )
-    warnings = "".join(f'<div class="warn">{_esc(w)}</div>' for w in report["warnings"])
+    kinds = [k for k in ("enforced", "shadow", "judge") if any(b.get("kind") == k for b in boundaries)]
+    kind_opts = '<option value="">all decisions</option>' + "".join(
+        f'<option value="{k}">{esc(KIND_LABEL[k])}</option>' for k in kinds
+    )
+    warnings = "".join(f'<div class="warn">{esc(w)}</div>' for w in report["warnings"])
     tot = report["totals"]
-    margin = report.get("margin") or 0.05
-    data = json.dumps({"totals": tot}).replace("</", "<\\/")
     csp = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
-    t = {
-        k: int(tot.get(k, 0))
-        for k in ("records", "judged", "kept", "pruned", "chars_before", "chars_after", "tokens_before", "tokens_after")
-    }
+    th = report.get("threshold")
+    noscript = (
+        f"{tot.get('boundaries', 0)} boundaries; enforced decisions at {tot.get('enforced', 0)}: pruned "
+        f"{tot.get('pruned', 0)}, characters {tot.get('chars_before', 0)} → {tot.get('chars_after', 0)}; shadow "
+        f"and judge-only at {tot.get('shadow', {}).get('boundaries', 0)}: would prune "
+        f"{tot.get('shadow', {}).get('would_prune', 0)}"
+    )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>sjc decision log</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="{csp}">
-<style>{CSS}</style></head><body>
-<h1>sjc decision log</h1>
-<p class="meta">{_esc(log_path)} · {t["records"]} records, {t["judged"]} judged summaries · kept {t["kept"]},
-pruned {t["pruned"]} · characters {t["chars_before"]}→{t["chars_after"]} ·
-tokens {t["tokens_before"]}→{t["tokens_after"]} (estimated)</p>
+<style>{(DATA / "report.css").read_text(encoding="utf-8")}</style></head><body>
+<h1>What sjc pruned, and why</h1>
+<p class="meta">{esc(log_path)} · {esc(tot.get("records", 0))} records · threshold in force {esc(th)}
+(an entry is pruned when its score is below the threshold less the margin {esc(report.get("margin"))}).
+Per boundary the latest enforce-mode decision counts; shadow-mode runs, replays and judge-only runs show what
+pruning would have done and are not added to what was removed.</p>
 {warnings}
-<div class="charts">{histogram_svg(report["scores"])}{curve_svg(report["scores"], margin)}</div>
-<p><label>Session <select id="session">{options}</select></label> · <span id="shown"></span> boundaries shown</p>
-{"".join(parts)}
-<script type="application/json" id="sjc-data">{data}</script>
-<script>{JS}</script>
+<div class="controls">
+<label>Session <select id="f-session">{session_opts}</select></label>
+<label>Decisions <select id="f-kind">{kind_opts}</select></label>
+<label>Show <select id="f-view"><option value="pruned">pruned entries only</option>
+<option value="all">all entries (kept ones dimmed)</option></select></label>
+</div>
+<div id="totals"><noscript>{esc(noscript)}</noscript></div>
+<div class="charts">
+<svg id="histogram" xmlns="http://www.w3.org/2000/svg" width="480" height="240" role="img"
+ aria-label="histogram of judge scores with the threshold marked"></svg>
+<svg id="curve" xmlns="http://www.w3.org/2000/svg" width="480" height="240" role="img"
+ aria-label="share of entries pruned by threshold, with the threshold in force marked"></svg>
+</div>
+{"".join(_boundary_html(i, b) for i, b in enumerate(boundaries))}
+<script type="application/json" id="sjc-data">{json_for_script(_data(report))}</script>
+<script type="application/octet-stream" id="sjc-kept">{packed_kept(report)}</script>
+<script>{(DATA / "report.js").read_text(encoding="utf-8")}</script>
 </body></html>
 """
+
+
+def write_html(report: dict[str, Any], log_path: str, out: str | os.PathLike[str]) -> Path:
+    """Write the page to ``out`` (creating its folder), atomically; a bad path is an :class:`InputError`."""
+    path = Path(out).expanduser()
+    if path.is_dir():
+        raise InputError(f"--html wants a file name, and {path} is a folder")
+    page = render_html(report, log_path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(page, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise InputError(f"cannot write the report to {path}: {exc.strerror or exc}") from None
+    return path
