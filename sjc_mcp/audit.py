@@ -475,6 +475,17 @@ def render_terminal(report: dict[str, Any], console: Any = None, show_kept: bool
 # verify ---------------------------------------------------------------------------------------------
 
 
+def _hash_matches(rec: dict[str, Any], raw: str) -> bool:
+    """Whether a record is the one its hash was made of. A line as the log writes it is the canonical
+    JSON itself, so its bytes less the hash field are hashed as they are (no re-encoding); any other
+    line (written by hand, re-formatted) is re-encoded canonically first."""
+    h = rec["hash"]
+    body = raw.replace(f',"hash":"{h}"', "", 1)
+    if body != raw and hashlib.sha256(body.encode()).hexdigest() == h:
+        return True
+    return decision_log.record_hash(rec) == h
+
+
 def verify(path: Path) -> tuple[int, list[str], list[str]]:
     """Check the hash chain and the anchor: every record unaltered, none removed, none reordered, none
     cut from the end. ``(records, problems, notes)``; notes do not make the log incomplete."""
@@ -500,7 +511,7 @@ def verify(path: Path) -> tuple[int, list[str], list[str]]:
         count += 1
         position.setdefault(rec["hash"], count)
         lines[count] = n
-        if decision_log.record_hash(rec) != rec["hash"]:
+        if not _hash_matches(rec, raw):
             problems.append(f"line {n}: altered (its content does not match its hash)")
         if prev is not None and rec["prev"] != prev:
             pending.append((n, count, str(rec["prev"])))
