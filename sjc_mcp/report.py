@@ -7,7 +7,8 @@ data and drawn on demand ("all entries"), which keeps the page small. Filters (s
 decision) drive the boundaries shown, the totals and both charts: the score histogram and the share
 of entries pruned as the threshold moves, each with axis titles and the threshold in force marked.
 
-Escaping is by hand, in one place: every logged string reaches the page through :func:`esc` (HTML
+The page's style and script are ``data/report.css`` and ``data/report.js``, inlined. Escaping is by
+hand, in one place: every logged string reaches the page through :func:`esc` (HTML
 text and attribute values) or :func:`json_for_script` (the data block, with ``<``, ``>``, ``&``
 escaped), and the script writes logged text only through ``textContent``. The page is a handful of
 fragments, so a template engine would add a dependency without removing any of these three rules.
