@@ -493,6 +493,9 @@ def verify(path: Path) -> tuple[int, list[str], list[str]]:
         raise InputError(f"no decision log at {path}")
     if path.is_dir():
         raise InputError(f"{path} is a folder, not a decision log")
+    # the anchor before the log: a writer appends the line, then moves the anchor, so every record an
+    # anchor read now names is already in the file (one appended meanwhile is reported as a note)
+    anchor = decision_log.read_anchor(path)
     problems: list[str] = []
     notes: list[str] = []
     position: dict[str, int] = {}  # hash -> record number
@@ -526,7 +529,6 @@ def verify(path: Path) -> tuple[int, list[str], list[str]]:
             problems.append(f"line {n}: out of order or a record was removed (its predecessor is line {lines[where]})")
         else:
             problems.append(f"line {n}: the record before it was removed or altered (chain broken)")
-    anchor = decision_log.read_anchor(path)
     anchor_file = decision_log.anchor_path(path)
     if anchor is None:
         if count:

@@ -219,7 +219,8 @@ def test_terminal_audit_shows_log_text_literally(tmp_path):
         "bell\\x07",
         "Errors [/i]",
         "s[/b]",
-        "q [/] \\x1b]0;t\\x07",
+        "q [/]",
+        "\\x1b]0;t\\x07",
         "shadow: pruning would leave 321 characters",
     ):
         assert needle in flat, needle
@@ -256,7 +257,7 @@ def test_terminal_audit_colours_pruned_red_and_kept_dim():
 
     plain = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", buf.getvalue()).split())
     assert "\\x1b[31mred" in plain  # the entry's own escape is shown, not obeyed
-    assert "no source found" in buf.getvalue()
+    assert "source found" in buf.getvalue()  # "no source found", wrapped in its column
 
 
 def _tampered(path: Path, tmp_path: Path, lines: list[str], name: str) -> Path:
@@ -374,3 +375,14 @@ def test_ten_thousand_boundaries(tmp_path):
     out = json.loads(r.stdout)
     assert out["totals"]["judged"] == 10_000 and out["totals"]["pruned"] == 100_000
     assert sjc("audit", "--verify", "--log", str(path), home=tmp_path).returncode == 0
+
+
+def test_audit_bad_log_paths_are_one_line(tmp_path):
+    for args in (
+        ["--log", str(tmp_path / "none.jsonl")],
+        ["--log", str(tmp_path)],
+        ["--verify", "--log", str(tmp_path / "none.jsonl")],
+        ["--verify", "--log", str(tmp_path)],
+    ):
+        r = sjc("audit", *args, home=tmp_path)
+        assert r.returncode == 2 and r.stderr.startswith("sjc: error:") and len(r.stderr.splitlines()) == 1, r.stderr
