@@ -278,7 +278,7 @@ def summarise(records: list[dict], corrupt: list[str], config: Any = None) -> di
                 shadow["chars_before"] += shown.get("chars_before", 0) or 0
                 after = shown.get("chars_after_enforced")
                 shadow["chars_after_if_enforced"] += shown.get("chars_before", 0) if after is None else after
-            totals["not_counted"] += len(judged) - (1 if enforced else 0)
+            totals["not_counted"] += len(judged) - 1  # earlier runs on the same boundary
         boundaries.append(b)
     warnings: list[str] = []
     if scores and margin is not None and margin_hits / len(scores) > THRESHOLD_CLUSTER_SHARE:
@@ -340,6 +340,11 @@ def _one_line(x: Any, limit: int) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
+def _short_time(t: Any) -> str:
+    s = literal(t or "")
+    return s[:16].replace("T", " ") if len(s) >= 16 and s[10:11] == "T" else s
+
+
 def make_console(file: Any = None) -> Any:
     import shutil
 
@@ -381,7 +386,7 @@ def render_terminal(report: dict[str, Any], console: Any = None, show_kept: bool
         line = Text("  ")
         line.append(label.get(b["kind"], b["kind"]), style="bold" if b["kind"] == "enforced" else "yellow")
         line.append(
-            f" · {literal(b.get('time') or '')} · {literal(b['judge'].get('name'))}/{literal(b['judge'].get('model'))}"
+            f" · {_short_time(b.get('time'))} · {literal(b['judge'].get('name'))}/{literal(b['judge'].get('model'))}"
             f" · threshold {b['threshold']:g}, prunes below {b['threshold'] - (b.get('margin') or 0):.2f}"
         )
         console.print(line, overflow="fold")
@@ -416,8 +421,8 @@ def render_terminal(report: dict[str, Any], console: Any = None, show_kept: bool
             t.add_column("", width=5, no_wrap=True)
             t.add_column("score", width=5, no_wrap=True, justify="right")
             t.add_column("section", width=14, no_wrap=True, overflow="ellipsis")
-            t.add_column("entry", ratio=3, overflow="fold")
-            t.add_column("why · evidence", ratio=2, overflow="fold")
+            t.add_column("entry", ratio=1, overflow="fold")
+            t.add_column("why · evidence", ratio=1, overflow="fold")
             for e in rows:
                 pruned = e.get("decision") == "prune"
                 style = "red" if pruned else "dim"
@@ -426,8 +431,9 @@ def render_terminal(report: dict[str, Any], console: Any = None, show_kept: bool
                 if not text_is_whole(e) and not text.endswith("…"):
                     text += "…"
                 why = reason(e, b.get("threshold"), b.get("margin"))
-                if pruned:
-                    why += " · " + _one_line(evidence(e), 120)
+                if pruned and not e.get("reason"):  # a judge's reason already names its evidence
+                    why += " · " + evidence(e)
+                why = _one_line(why, 200)
                 t.add_row(
                     Text("prune" if pruned else "keep", style=style),
                     Text(score, style=style),
@@ -462,7 +468,7 @@ def render_terminal(report: dict[str, Any], console: Any = None, show_kept: bool
         )
     console.print(
         Text(
-            f"{tot.get('not_counted', 0)} earlier or judge-only records not added; "
+            f"{tot.get('not_counted', 0)} earlier records of the same boundaries not added; "
             f"{tot.get('duration_ms', 0):.0f} ms judging in all."
         ),
         style="dim",
