@@ -242,7 +242,7 @@ def test_terminal_audit_colours_pruned_red_and_kept_dim():
         boundary_id="b",
         pruned=1,
         entries=[
-            {"section": "A", "text": "gone " + HOSTILE, "score": 0.1, "decision": "prune", "quote": None},
+            {"section": "A", "text": "gone " + HOSTILE, "score": 0.1, "decision": "prune", "quote": "ev-1"},
             {"section": "B", "text": "stays", "score": 0.9, "decision": "keep"},
         ],
     )
@@ -257,7 +257,7 @@ def test_terminal_audit_colours_pruned_red_and_kept_dim():
 
     plain = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", buf.getvalue()).split())
     assert "\\x1b[31mred" in plain  # the entry's own escape is shown, not obeyed
-    assert "source found" in buf.getvalue()  # "no source found", wrapped in its column
+    assert "score 0.10 < 0.45 · ev-1" in plain  # why, and the evidence
 
 
 def _tampered(path: Path, tmp_path: Path, lines: list[str], name: str) -> Path:
