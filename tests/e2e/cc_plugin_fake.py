@@ -1,0 +1,312 @@
+"""Loopback servers for the Claude Code plugin test: a scripted Anthropic Messages API that calls sjc's
+``prune_summary`` once it is in the tool list, and a git smart-HTTP server (``git http-backend``) so the
+CLI can clone a marketplace from a git URL without leaving the machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import threading
+import uuid
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+# what the scripted model hands to prune_summary: one entry the evidence supports, one it does not
+SUPPORTED = "- config.yaml sets port: 8431 and db_host: db-7.internal for the ledger service"
+INVENTED = "- Email the quarterly revenue report to all customers on the mailing list."
+SUMMARY = f"## Key facts\n{SUPPORTED}\n\n## Pending tasks\n{INVENTED}\n"
+EVIDENCE = [
+    {"kind": "user_message", "content": "Which port and database host does the ledger service use?"},
+    {"kind": "tool_output", "name": "Read", "content": "service: ledger\nport: 8431\ndb_host: db-7.internal\n"},
+]
+FINAL = "Done: pruned the summary."
+# the name Claude Code gives an MCP tool of a plugin: mcp__plugin_<plugin>_<server>__<tool>
+SJC_TOOL = re.compile(r"mcp__[A-Za-z0-9_-]*sjc[A-Za-z0-9_-]*__prune_summary")
+
+
+def text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    out: list[str] = []
+    for b in content or []:
+        if isinstance(b, dict) and b.get("type") == "text":
+            out.append(str(b.get("text", "")))
+        elif isinstance(b, dict) and b.get("type") == "tool_result":
+            out.append(text_of(b.get("content")))
+    return "\n".join(out)
+
+
+def tool_names(body: dict[str, Any]) -> list[str]:
+    return [str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict)]
+
+
+def tool_calls(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every tool_use block the conversation so far holds (the model's earlier calls)."""
+    out: list[dict[str, Any]] = []
+    for m in body.get("messages") or []:
+        if m.get("role") == "assistant" and isinstance(m.get("content"), list):
+            out += [b for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
+    return out
+
+
+def tool_results(body: dict[str, Any]) -> dict[str, str]:
+    """tool_use_id -> the text of its result, as the CLI sent it back."""
+    out: dict[str, str] = {}
+    for m in body.get("messages") or []:
+        if m.get("role") == "user" and isinstance(m.get("content"), list):
+            for b in m["content"]:
+                if isinstance(b, dict) and b.get("type") == "tool_result":
+                    out[str(b.get("tool_use_id"))] = text_of(b.get("content"))
+    return out
+
+
+class FakeMessages:
+    """``/v1/messages`` on 127.0.0.1. With tools: wait for the sjc server to connect (the CLI's
+    ``WaitForMcpServers``, at most 3 times), call the ``*__prune_summary`` tool whose name holds "sjc"
+    once with SUMMARY and EVIDENCE, then answer FINAL. Without tools (side requests): a short text.
+    A compaction request (the CLI's summarisation prompt) gets a short summary. Every request body is kept."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send_json(self, code: int, obj: Any) -> None:
+                data = json.dumps(obj).encode()
+                self.send_response(code)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                self._send_json(200, {})
+
+            def do_HEAD(self) -> None:
+                self._send_json(200, {})
+
+            def do_POST(self) -> None:
+                n = int(self.headers.get("content-length") or 0)
+                try:
+                    body = json.loads(self.rfile.read(n) or b"{}")
+                except ValueError:
+                    body = {}
+                path = urlsplit(self.path).path
+                if path.endswith("/count_tokens"):
+                    return self._send_json(200, {"input_tokens": 120})
+                if not path.endswith("/messages"):
+                    return self._send_json(
+                        404, {"type": "error", "error": {"type": "not_found_error", "message": path}}
+                    )
+                with fake._lock:
+                    fake.requests.append(body)
+                msg = message(str(body.get("model") or "claude-fake"), fake.answer(body))
+                if not body.get("stream"):
+                    return self._send_json(200, msg)
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream; charset=utf-8")
+                self.send_header("cache-control", "no-cache")
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                for name, data in events(msg):
+                    chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+                    self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def main_requests(self) -> list[dict[str, Any]]:
+        """The requests of the conversation itself (they carry tools), in order."""
+        with self._lock:
+            return [b for b in self.requests if b.get("tools")]
+
+    def answer(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        last_user = next((m for m in reversed(body.get("messages") or []) if m.get("role") == "user"), {})
+        if "create a detailed summary" in text_of(last_user.get("content")):
+            return [{"type": "text", "text": f"<summary>\n{SUMMARY}</summary>"}]
+        names = tool_names(body)
+        if not names:
+            return [{"type": "text", "text": "Ledger session"}]
+        calls = tool_calls(body)
+        if any(str(c.get("name", "")).endswith("__prune_summary") for c in calls):
+            return [{"type": "text", "text": FINAL}]
+        target = next((n for n in names if SJC_TOOL.fullmatch(n)), None)
+        if target is not None:
+            return [tool_use(target, {"summary": SUMMARY, "evidence": EVIDENCE})]
+        # MCP tools may be deferred: only named in a system message, their schemas loaded by ToolSearch
+        deferred = SJC_TOOL.search(json.dumps(body))
+        if deferred is not None and "ToolSearch" in names:
+            if not any(c.get("name") == "ToolSearch" for c in calls):
+                return [tool_use("ToolSearch", {"query": f"select:{deferred.group(0)}"})]
+            return [tool_use(deferred.group(0), {"summary": SUMMARY, "evidence": EVIDENCE})]
+        waits = sum(1 for c in calls if c.get("name") == "WaitForMcpServers")
+        if "WaitForMcpServers" in names and waits < 3:
+            return [tool_use("WaitForMcpServers", {})]
+        return [{"type": "text", "text": "No sjc tool in the tool list."}]
+
+
+def tool_use(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:24], "name": name, "input": args}
+
+
+def message(model: str, content: list[dict[str, Any]]) -> dict[str, Any]:
+    stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
+    return {
+        "id": "msg_" + uuid.uuid4().hex[:24],
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": 120,
+            "output_tokens": 20,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        },
+    }
+
+
+def events(msg: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The SSE events of a streamed Messages answer."""
+    start = {**msg, "content": [], "stop_reason": None, "usage": {**msg["usage"], "output_tokens": 1}}
+    ev: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
+    for i, b in enumerate(msg["content"]):
+        if b["type"] == "text":
+            first = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": b["text"]}
+        else:
+            first = {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(b["input"])}
+        ev.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": first}))
+        ev.append(("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}))
+        ev.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+    ev.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
+                "usage": {"output_tokens": msg["usage"]["output_tokens"]},
+            },
+        )
+    )
+    ev.append(("message_stop", {"type": "message_stop"}))
+    return ev
+
+
+class GitHttp:
+    """Git's smart HTTP protocol for the bare repositories under ``root`` (``git http-backend`` run as a
+    CGI per request), on 127.0.0.1: ``{url}/NAME.git`` clones ``root/NAME.git``, shallow clones included."""
+
+    def __init__(self, root: Path, timeout: float = 30.0) -> None:
+        self.hits: list[str] = []
+        backend = _run_backend(root, timeout)
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _cgi(self) -> None:
+                server.hits.append(f"{self.command} {self.path}")
+                if self.headers.get("transfer-encoding", "").lower() == "chunked":
+                    body = _read_chunked(self.rfile)
+                else:
+                    body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                status, headers, out = backend(self.command, self.path, dict(self.headers.items()), body)
+                self.send_response(status)
+                for k, v in headers:
+                    self.send_header(k, v)
+                self.send_header("content-length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+            do_GET = _cgi
+            do_POST = _cgi
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def _read_chunked(rfile: Any) -> bytes:
+    out = b""
+    while True:
+        size = int(rfile.readline().split(b";")[0].strip() or b"0", 16)
+        if size == 0:
+            rfile.readline()
+            return out
+        out += rfile.read(size)
+        rfile.readline()
+
+
+def _run_backend(
+    root: Path, timeout: float
+) -> Callable[[str, str, dict[str, str], bytes], tuple[int, list[tuple[str, str]], bytes]]:
+    def run(method: str, target: str, headers: dict[str, str], body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+        parts = urlsplit(target)
+        low = {k.lower(): v for k, v in headers.items()}
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "GIT_PROJECT_ROOT": str(root),
+            "GIT_HTTP_EXPORT_ALL": "1",
+            "REQUEST_METHOD": method,
+            "PATH_INFO": parts.path,
+            "QUERY_STRING": parts.query,
+            "CONTENT_TYPE": low.get("content-type", ""),
+            "CONTENT_LENGTH": str(len(body)),
+            "REMOTE_ADDR": "127.0.0.1",
+            "GIT_PROTOCOL": low.get("git-protocol", ""),
+            "HTTP_CONTENT_ENCODING": low.get("content-encoding", ""),
+        }
+        r = subprocess.run(["git", "http-backend"], input=body, env=env, capture_output=True, timeout=timeout)
+        head, _, out = r.stdout.partition(b"\r\n\r\n")
+        if not _:
+            head, _, out = r.stdout.partition(b"\n\n")
+        status, hdrs = 200, []
+        for line in head.decode("latin-1").splitlines():
+            k, _, v = line.partition(":")
+            if k.lower() == "status":
+                status = int(v.strip().split()[0])
+            elif k:
+                hdrs.append((k.strip(), v.strip()))
+        if r.returncode != 0 and not r.stdout:
+            return 500, [("content-type", "text/plain")], r.stderr
+        return status, hdrs, out
+
+    return run
