@@ -481,6 +481,10 @@ def render_terminal(report: dict[str, Any], console: Any = None, show_kept: bool
 # verify ---------------------------------------------------------------------------------------------
 
 
+def _records(n: int) -> str:
+    return "1 record was" if n == 1 else f"{n} records were"
+
+
 def _hash_matches(rec: dict[str, Any], raw: str) -> bool:
     """Whether a record is the one its hash was made of. A line as the log writes it is the canonical
     JSON itself, so its bytes less the hash field are hashed as they are (no re-encoding); any other
@@ -548,7 +552,7 @@ def verify(path: Path) -> tuple[int, list[str], list[str]]:
             if count < anchor["records"]:
                 problems.append(
                     f"the log ends early: the anchor counts {anchor['records']} records, the log has {count}; "
-                    f"{anchor['records'] - count} were cut from the end (or its last record was altered)"
+                    f"{_records(anchor['records'] - count)} cut from the end (or its last record was altered)"
                 )
             else:
                 problems.append(

@@ -302,7 +302,7 @@ def _run_audit(args: argparse.Namespace) -> int:
         count, problems, notes = audit.verify(path)
         for line in problems + notes:
             print(line)
-        verdict = "whole: chain intact, anchor matches" if not problems else f"{len(problems)} problems"
+        verdict = "whole: chain intact, anchor matches" if not problems else f"{len(problems)} problem(s)"
         print(f"{path}: {count} records, {verdict}")
         return 1 if problems else 0
     records, corrupt = audit.read_log(path, args.session, args.since)
