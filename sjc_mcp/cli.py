@@ -119,6 +119,12 @@ def build_parser() -> argparse.ArgumentParser:
         i.add_argument("host", choices=["claude-code", "codex"])
         i.add_argument("--scope", choices=["user", "project"], default="user")
         i.add_argument("--dry-run", action="store_true", help="print the settings it would write; change nothing")
+        if name == "install":
+            i.add_argument(
+                "--trust",
+                action="store_true",
+                help="codex: also trust the sjc hooks in $CODEX_HOME/config.toml (Codex skips untrusted hooks)",
+            )
     h = sub.add_parser("hook", help="run as a host hook: the host's hook JSON on stdin (always exits 0)")
     h.add_argument("host", help="claude-code or codex")
     h.add_argument("--config", metavar="FILE", help="config file")
@@ -391,8 +397,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in ("install", "uninstall"):
             from sjc_mcp import install
 
-            fn = install.install if args.command == "install" else install.uninstall
-            _, message = fn(args.host, args.scope, args.dry_run)
+            if args.command == "install":
+                _, message = install.install(args.host, args.scope, args.dry_run, trust=args.trust)
+            else:
+                _, message = install.uninstall(args.host, args.scope, args.dry_run)
             print(message)
             return 0
         if args.command == "tools":

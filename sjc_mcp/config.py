@@ -112,7 +112,12 @@ class Config(_Table):
     kill_switch: str | None = Field(None, description="default: `disabled` in sjc's config folder")
     decision_log: str | None = Field(None, description="default: `decisions.jsonl` in sjc's state folder")
     allowed_roots: list[str] = Field(
-        default_factory=lambda: ["~/.claude/projects", "~/.codex/sessions", "~/.gemini/tmp", "."]
+        default_factory=lambda: [
+            "~/.claude/projects",
+            os.path.join(os.environ.get("CODEX_HOME") or "~/.codex", "sessions"),  # where Codex keeps rollouts
+            "~/.gemini/tmp",
+            ".",
+        ]
     )
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig.model_construct)
     lexical: LexicalConfig = Field(default_factory=LexicalConfig.model_construct)

@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from sjc_mcp.install import hook_block
+from sjc_mcp.install import EVENTS, hook_block
 from tests.conftest import ROOT, sjc_exe
 
 
@@ -11,6 +11,7 @@ def sjc(*args, home):
     import os
 
     env = dict(os.environ, HOME=str(home))
+    env.pop("CODEX_HOME", None)
     return subprocess.run([sjc_exe(), *args], capture_output=True, text=True, env=env, timeout=60)
 
 
@@ -35,7 +36,9 @@ def test_install_merges_keeps_unrelated_and_uninstall_restores(tmp_path):
     assert after["hooks"]["Stop"] == original["hooks"]["Stop"]
     pre = after["hooks"]["PreCompact"]
     assert pre[0] == original["hooks"]["PreCompact"][0] and "sjc" in pre[1]["hooks"][0]["command"]
-    assert after["hooks"]["SessionStart"][0]["matcher"] == "compact"
+    for event, matcher in EVENTS["claude-code"].items():  # each event once, with its matcher (or none)
+        ours = [g for g in after["hooks"][event] if any("sjc" in h["command"] for h in g["hooks"])]
+        assert len(ours) == 1 and ours[0].get("matcher") == matcher
     assert list(tmp_path.joinpath(".claude").glob("settings.json.sjc-backup-*"))
     again = sjc("install", "claude-code", home=tmp_path)
     assert "already installed" in again.stdout and json.loads(settings.read_text()) == after
@@ -46,7 +49,9 @@ def test_install_merges_keeps_unrelated_and_uninstall_restores(tmp_path):
 def test_codex_install_into_empty_home_and_back(tmp_path):
     r = sjc("install", "codex", home=tmp_path)
     hooks = json.loads((tmp_path / ".codex" / "hooks.json").read_text())
-    assert r.returncode == 0 and set(hooks["hooks"]) == {"PostCompact", "UserPromptSubmit"}
+    assert r.returncode == 0 and set(hooks["hooks"]) == {"PostCompact", "SessionStart", "UserPromptSubmit"}
+    assert hooks["hooks"]["SessionStart"][0]["matcher"] == "compact"
+    assert "only after it is trusted" in r.stdout and "--trust" in r.stdout
     sjc("uninstall", "codex", home=tmp_path)
     assert not (tmp_path / ".codex" / "hooks.json").exists()
 
@@ -62,7 +67,6 @@ def test_broken_settings_is_a_clear_error(tmp_path):
 def test_shipped_hook_files_match_what_install_writes():
     hooks = ROOT / "hooks"
     assert json.loads((hooks / "claude-code-settings.json").read_text())["hooks"] == hook_block("claude-code", "sjc")
-    assert json.loads((hooks / "codex-hooks.json").read_text())["hooks"] == hook_block("codex", "sjc")
     plugin = json.loads((hooks / "hooks.json").read_text())["hooks"]
     expected = json.loads(
         json.dumps(hook_block("claude-code", "${CLAUDE_PLUGIN_ROOT}/hooks/sjc-hook")).replace(
@@ -71,3 +75,7 @@ def test_shipped_hook_files_match_what_install_writes():
     )
     assert plugin == expected
     assert (hooks / "sjc-hook").stat().st_mode & 0o111
+
+
+def test_shipped_codex_hooks_file_matches_what_install_writes():
+    assert json.loads((ROOT / "hooks" / "codex-hooks.json").read_text())["hooks"] == hook_block("codex", "sjc")
