@@ -386,3 +386,15 @@ def test_audit_bad_log_paths_are_one_line(tmp_path):
     ):
         r = sjc("audit", *args, home=tmp_path)
         assert r.returncode == 2 and r.stderr.startswith("sjc: error:") and len(r.stderr.splitlines()) == 1, r.stderr
+
+
+def test_a_second_replay_is_history_not_more_savings(replayed, tmp_path):
+    before = json.loads(sjc("audit", "--json", home=replayed).stdout)
+    (tmp_path / "again").mkdir()
+    again = sjc("replay", str(small_cc(tmp_path / "again")), home=replayed)
+    assert again.returncode == 0, again.stderr
+    after = json.loads(sjc("audit", "--json", home=replayed).stdout)
+    assert after["totals"]["records"] > before["totals"]["records"]
+    assert after["totals"]["boundaries"] == before["totals"]["boundaries"]
+    assert after["totals"]["shadow"] == before["totals"]["shadow"]
+    assert after["totals"]["not_counted"] == after["totals"]["records"] - before["totals"]["records"]
