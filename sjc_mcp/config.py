@@ -71,8 +71,11 @@ class AnthropicConfig(RemoteJudgeConfig):
 
 
 DEFAULT_PATTERNS = {
-    "claude-code": r"Your task is to create a detailed summary of the conversation so far",
-    "codex": r"CONTEXT CHECKPOINT COMPACTION",
+    # anchored (\A): the prompt must open the last user message (after Claude Code's optional guard), never
+    # a quotation; the three Claude Code prompts are the full and the two partial compactions (2.1.332)
+    "claude-code": r"\A(?:CRITICAL: Respond with TEXT ONLY\.(?s:.*?)\n\n)?Your task is to create a detailed summary of "
+    r"(?:the conversation so far|the RECENT portion of the conversation|this conversation)",
+    "codex": r"\AYou are performing a CONTEXT CHECKPOINT COMPACTION",
     "openclaw": r"(?s)## Decisions.*## Open TODOs.*## Exact identifiers",
     "gemini": r"<state_snapshot>",
 }

@@ -23,6 +23,9 @@ class FakeUpstream:
         self.summary = "<summary>\n1. Primary Request and Intent:\n   - nothing\n</summary>"
         self.plain = "Hello from upstream. The answer is 42."
         self.fail_next: int | None = None
+        # the next answer declares its full length but only this many bytes of it are sent before the
+        # connection closes: an upstream that breaks its answer off
+        self.drop_after: int | None = None
         self.requests: list[dict[str, Any]] = []
         fake = self
 
@@ -59,6 +62,20 @@ class FakeUpstream:
                     return
                 text = fake.summary if any(m in raw.decode() for m in COMPACTION_MARKERS) else fake.plain
                 api = "anthropic" if self.path.endswith("/messages") else "chat" if "chat" in self.path else "responses"
+                if fake.drop_after is not None:
+                    cut, fake.drop_after = fake.drop_after, None
+                    if body.get("stream"):
+                        out = "".join(getattr(fake, f"_{api}_events")(text, body)).encode()
+                    else:
+                        out = json.dumps(getattr(fake, f"_{api}_json")(text, body)).encode()
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream" if body.get("stream") else "application/json")
+                    self.send_header("x-upstream", "fake")
+                    self.send_header("content-length", str(len(out)))
+                    self.end_headers()
+                    self.wfile.write(out[:cut])
+                    self.wfile.flush()
+                    return
                 if body.get("stream"):
                     self.send_response(200)
                     self.send_header("content-type", "text/event-stream")

@@ -360,3 +360,262 @@ def test_prefilter_prunes_tool_results_of_a_compaction_request_only(upstream, tm
         assert via.content == direct.content and upstream.requests[-1]["raw"] == upstream.requests[-2]["raw"]
     finally:
         p.stop()
+
+
+# -- the host's own request shape, sessions, server-side compaction, upstream faults ---------------------------
+
+# Claude Code 2.1.332's compaction prompts, as its binary holds them (the first paragraph of each): the full
+# compaction, and the two partial ones (summarise the RECENT portion; summarise up to a message).
+CC_FULL = CC_PROMPT
+CC_RECENT = (
+    "Your task is to create a detailed summary of the RECENT portion of the conversation \u2014 the messages that "
+    "follow earlier retained context. The earlier messages are being kept intact and do NOT need to be summarized. "
+    "Focus your summary on what was discussed, learned, and accomplished in the recent messages only."
+)
+CC_UP_TO = (
+    "Your task is to create a detailed summary of this conversation. This summary will be placed at the start of a "
+    "continuing session; newer messages that build on this context will follow after your summary (you do not see "
+    "them here). Summarize thoroughly so that someone reading only your summary and then the newer messages can "
+    "fully understand what happened and continue the work."
+)
+# What Claude Code 2.1.332 puts around the prompt: a guard before it, a reminder after it, all one text block,
+# the last of the last user message (after the tool results); a system-role message may follow that message.
+CC_GUARD = (
+    "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.\n\n- Do NOT use Read, Bash, Grep, Glob, Edit, Write, "
+    "or ANY other tool.\n- You already have all the context you need in the conversation above.\n- Tool calls will "
+    "be REJECTED and will waste your only turn \u2014 you will fail the task.\n- Your entire response must be plain "
+    "text: an <analysis> block followed by a <summary> block.\n\n"
+)
+CC_REMINDER = (
+    "\n\nREMINDER: Do NOT call any tools. Respond with plain text only \u2014 an <analysis> block followed by a "
+    "<summary> block. Tool calls will be rejected and you will fail the task."
+)
+
+
+def claude_code_2_1_332_request(prompt: str, first_user: str = "test_parse_duration is failing, fix it") -> list:
+    """A compaction request in the shape the real Claude Code 2.1.332 sent (seen offline against a scripted model)."""
+    return [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "<system-reminder>\nAttribution…\n</system-reminder>"},
+                {"type": "text", "text": first_user},
+            ],
+        },
+        {"role": "system", "content": "# Environment\nYou have been invoked in the following environment: …"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "pytest -q"}}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": PYTEST_OUT},
+                {"type": "text", "text": CC_GUARD + prompt + "\n…" + CC_REMINDER},
+            ],
+        },
+        {"role": "system", "content": "The following deferred tools are now available via ToolSearch. …"},
+    ]
+
+
+def codex_metadata(kind: str, session: str, window: int = 0) -> str:
+    """Codex 0.171.0's x-codex-turn-metadata header (the fields that matter here)."""
+    return json.dumps(
+        {
+            "session_id": session,
+            "thread_id": session,
+            "turn_id": f"{session}-turn",
+            "window_id": f"{session}:{window}",
+            "window_number": window,
+            "request_kind": kind,
+        }
+    )
+
+
+def codex_compaction_input(prompt: str = CODEX_PROMPT) -> list[dict]:
+    """Codex 0.171.0 with a custom provider: the history, then the prompt as the last user message."""
+    return [
+        *responses_input(),
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": prompt}]},
+    ]
+
+
+@pytest.fixture
+def own_proxy(upstream, tmp_path):
+    """A proxy of the test's own, whose stderr is read once it is stopped."""
+    p = Proxy(upstream.url, tmp_path / "home")
+    yield p
+    if p.proc.poll() is None:
+        p.stop()
+
+
+def stderr_of(p: Proxy) -> list[str]:
+    p.stop()
+    return [ln for ln in p.proc.stderr.read().decode().splitlines() if ln.startswith("sjc proxy: ")]
+
+
+def audit_json(p: Proxy, *args: str) -> dict:
+    log = p.home / ".local" / "state" / "sjc" / "decisions.jsonl"
+    r = subprocess.run([sjc_exe(), "audit", "--json", "--log", str(log), *args], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_every_record_carries_the_hosts_session_and_audit_groups_by_it(own_proxy, upstream):
+    """Three compactions of three sessions: Claude Code naming its session in the header, Claude Code naming it
+    only in metadata.user_id, Codex in its headers; each its own session and boundary, one stderr line each."""
+    upstream.summary = CC_SUMMARY
+    cc = anthropic.Anthropic(base_url=own_proxy.url, api_key="k", max_retries=0)
+    cc.messages.create(
+        model="m",
+        max_tokens=100,
+        messages=claude_code_2_1_332_request(CC_FULL),
+        extra_headers={"x-claude-code-session-id": "cc-session-A"},
+    )
+    user_id = json.dumps({"device_id": "d", "account_uuid": "", "session_id": "cc-session-B"})
+    cc.messages.create(
+        model="m", max_tokens=100, messages=claude_code_2_1_332_request(CC_FULL), metadata={"user_id": user_id}
+    )
+    upstream.summary = CODEX_SUMMARY
+    cx = openai.OpenAI(base_url=own_proxy.url + "/v1", api_key="sk-test", max_retries=0)
+    r = cx.responses.create(
+        model="gpt-x",
+        input=codex_compaction_input(),
+        extra_headers={
+            "session-id": "codex-session-C",
+            "x-codex-turn-metadata": codex_metadata("compaction", "codex-session-C"),
+        },
+    )
+    assert_pruned(r.output_text)
+    recs = own_proxy.log()
+    assert [r["session"] for r in recs] == ["cc-session-A", "cc-session-B", "codex-session-C"]
+    assert all(r["status"] == "judged" and r["pruned"] >= 1 and r["boundary_id"] for r in recs)
+    assert recs[2]["boundary_id"] == "codex-window:codex-session-C:0" and recs[2]["host"] == "codex"
+    assert len({r["boundary_id"] for r in recs}) == 3
+    every = audit_json(own_proxy)["boundaries"]
+    assert sorted(b["session"] for b in every) == ["cc-session-A", "cc-session-B", "codex-session-C"]
+    only = audit_json(own_proxy, "--session", "cc-session-B")["boundaries"]
+    assert len(only) == 1 and only[0]["session"] == "cc-session-B" and only[0]["pruned"] == 2
+    lines = stderr_of(own_proxy)
+    assert len(lines) == 3, lines
+    assert "session cc-session-A" in lines[0] and "recognised, judged, pruned 2 of 5 entries" in lines[0]
+    assert "codex compaction (session codex-session-C" in lines[2] and "pruned 1 of 2 entries" in lines[2]
+
+
+@pytest.mark.parametrize("prompt", [CC_FULL, CC_RECENT, CC_UP_TO], ids=["full", "recent-portion", "up-to"])
+def test_claude_codes_partial_compactions_are_recognised(proxy, upstream, prompt):
+    upstream.summary = CC_SUMMARY
+    client = anthropic.Anthropic(base_url=proxy.url, api_key="k", max_retries=0)
+    msg = client.messages.create(
+        model="m",
+        max_tokens=100,
+        messages=claude_code_2_1_332_request(prompt),
+        extra_headers={"x-claude-code-session-id": "partial"},
+    )
+    assert_pruned(msg.content[0].text)
+    rec = proxy.log()[-1]
+    assert rec["status"] == "judged" and rec["session"] == "partial" and rec["recognised_by"] == "last user message"
+    # the system-role messages Claude Code sends are the host's, not the agent's prose or a source
+    assert "Environment" not in json.dumps(rec["entries"])
+
+
+def _bytes_direct_and_via(upstream, proxy, path: str, body: dict, headers: dict | None = None) -> tuple[bytes, bytes]:
+    direct = httpx.post(upstream.url + path, json=body, headers=headers or {})
+    via = httpx.post(proxy.url + path, json=body, headers=headers or {})
+    assert direct.status_code == via.status_code == 200
+    return direct.content, via.content
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["quoted-in-an-earlier-message", "quoted-inside-the-last-message", "quoted-in-a-tool-result", "codex-turn"],
+)
+def test_a_quoted_prompt_is_not_a_compaction(proxy, upstream, case):
+    """Only the host's own request shape counts: the prompt quoted by a user (earlier, or not at the start of the
+    last message), or a Codex request its metadata calls a turn, passes through untouched and unlogged."""
+    upstream.summary = CC_SUMMARY
+    before = len(proxy.log())
+    if case == "codex-turn":
+        path = "/v1/responses"
+        body = {"model": "gpt-x", "input": codex_compaction_input()}
+        headers = {"x-codex-turn-metadata": codex_metadata("turn", "quoting")}
+    else:
+        path, headers = "/v1/messages", {}
+        messages = claude_code_2_1_332_request("Thanks.")
+        if case == "quoted-in-an-earlier-message":
+            messages[0]["content"][1]["text"] = CC_FULL
+        elif case == "quoted-inside-the-last-message":
+            messages[3]["content"][1]["text"] = f"Why does the tool say '{CC_FULL}'? Explain."
+        else:
+            messages[3]["content"][0]["content"] = CC_GUARD + CC_FULL
+            messages[3]["content"][1]["text"] = "What did that print?"
+        body = {"model": "m", "max_tokens": 100, "messages": messages}
+    direct, via = _bytes_direct_and_via(upstream, proxy, path, body, headers)
+    # the fake answers with the summary whenever the prompt appears anywhere: the proxy left it whole
+    assert via == direct and "Publish version 2.0" in via.decode()
+    assert len(proxy.log()) == before
+
+
+def test_codex_metadata_marks_a_compaction_whatever_its_prompt_says(proxy, upstream):
+    upstream.summary = CODEX_SUMMARY
+    client = openai.OpenAI(base_url=proxy.url + "/v1", api_key="sk-test", max_retries=0)
+    r = client.responses.create(
+        model="gpt-x",
+        input=codex_compaction_input("Summarise the work so far for the next model."),
+        extra_headers={"x-codex-turn-metadata": codex_metadata("compaction", "reworded", window=3)},
+    )
+    rec = proxy.log()[-1]
+    assert rec["recognised_by"].startswith("x-codex-turn-metadata") and rec["session"] == "reworded"
+    assert rec["boundary_id"] == "codex-window:reworded:3" and rec["status"] == "judged"
+    assert "Publish version 2.0" not in r.output_text
+
+
+def test_server_side_compaction_passes_through_and_says_nothing_can_be_pruned(own_proxy, upstream):
+    """Codex with OpenAI's provider: the input ends with a compaction trigger and the summary comes back
+    encrypted; the proxy forwards it untouched and logs that nothing can be pruned."""
+    body = {
+        "model": "gpt-x",
+        "input": [*responses_input(), {"type": "compaction_trigger"}],
+    }
+    headers = {"session-id": "remote-C", "x-codex-turn-metadata": codex_metadata("compaction", "remote-C")}
+    direct, via = _bytes_direct_and_via(upstream, own_proxy, "/v1/responses", body, headers)
+    assert via == direct
+    compact = httpx.post(own_proxy.url + "/v1/responses/compact", json={"model": "gpt-x", "input": []}, headers=headers)
+    assert compact.status_code == 200
+    recs = own_proxy.log()
+    assert [(r["status"], r["session"]) for r in recs] == [("nothing", "remote-C"), ("nothing", "remote-C")]
+    assert all(r["note"].startswith("server-side compaction: nothing to prune") for r in recs)
+    assert recs[0]["recognised_by"] == "compaction_trigger"
+    lines = stderr_of(own_proxy)
+    assert len(lines) == 2 and all("server-side compaction: nothing to prune" in ln for ln in lines)
+
+
+def _read_until_broken(url: str, body: dict) -> tuple[bytes, type[Exception] | None]:
+    got = b""
+    try:
+        with httpx.stream("POST", url, json=body, timeout=30) as r:
+            for chunk in r.iter_raw():
+                got += chunk
+    except httpx.HTTPError as exc:
+        return got, type(exc)
+    return got, None
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+@pytest.mark.parametrize("kind", ["compaction", "ordinary"])
+def test_an_answer_the_upstream_breaks_off_is_forwarded_as_sent(own_proxy, upstream, stream, kind):
+    upstream.summary = CC_SUMMARY
+    messages = anthropic_history() if kind == "compaction" else [{"role": "user", "content": "hi"}]
+    body = {"model": "m", "max_tokens": 100, "stream": stream, "messages": messages}
+    upstream.drop_after = 150
+    direct, direct_error = _read_until_broken(upstream.url + "/v1/messages", body)
+    upstream.drop_after = 150
+    via, via_error = _read_until_broken(own_proxy.url + "/v1/messages", body)
+    assert direct_error is not None and via_error is not None  # both end broken off, not as a whole answer
+    assert len(direct) == 150 and via == direct
+    recs = own_proxy.log()
+    if kind == "compaction":
+        assert recs[-1]["status"] == "upstream" and "broke its answer off after 150 bytes" in recs[-1]["errors"][0]
+        assert "forwarded as far as it came" in stderr_of(own_proxy)[-1]
+    else:
+        assert recs == []

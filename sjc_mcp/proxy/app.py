@@ -1,11 +1,17 @@
 """``sjc proxy``: an HTTP proxy in front of the model API that prunes compaction summaries in-band.
 
 Every request that is not a compaction passes through untouched and streamed: same status, headers
-and bytes. A recognised compaction request is forwarded as it is; its answer is collected, the
-summary judged against the evidence in the request itself, pruned, logged, and returned in the
-same format (stream or not) with the pruned text. Any fault of ours (parse, judge, time budget)
-returns the upstream's answer unchanged and logs why; upstream errors pass through as they are.
-Bodies and auth headers are never written anywhere but the decision log's usual fields.
+and bytes. A recognised compaction request (``request.recognise``: the host's own request shape) is
+forwarded as it is; its answer is collected, the summary judged against the evidence in the request
+itself, pruned, logged, and returned in the same format (stream or not) with the pruned text. Any
+fault of ours (parse, judge, time budget) returns the upstream's answer unchanged and logs why;
+upstream errors pass through as they are, and an answer the upstream breaks off is forwarded as far
+as it came, then broken off the same way. A server-side compaction (Codex with OpenAI's provider) is
+passed through and logged: its summary comes back encrypted, nothing can be pruned.
+
+Every record carries the host's session id (``session``) and an id for the compaction
+(``boundary_id``), and each compaction gets one line on stderr saying what became of it. Bodies and
+auth headers are never written anywhere but the decision log's usual fields.
 """
 
 from __future__ import annotations
@@ -13,17 +19,38 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import sys
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlparse
 
 from sjc_mcp.config import Config
 
+SERVER_SIDE_NOTE = "server-side compaction: nothing to prune (the provider returns the summary encrypted)"
+
+
+class UpstreamBrokeOff(Exception):
+    """Raised into the server to break the client's connection off where the upstream broke off."""
+
+
+class _QuietBreakOff(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, UpstreamBrokeOff)
+
+
+def say(line: str) -> None:
+    """One line on stderr."""
+    print(f"sjc proxy: {line}", file=sys.stderr, flush=True)
+
+
 DEFAULT_UPSTREAM = {
     "anthropic": "https://api.anthropic.com",
     "chat": "https://api.openai.com",
     "responses": "https://api.openai.com",
+    "responses-compact": "https://api.openai.com",
 }
 HOP_BY_HOP = {
     "connection",
@@ -40,6 +67,8 @@ HOP_BY_HOP = {
 
 
 def api_of(path: str) -> str | None:
+    if path.endswith("/responses/compact"):
+        return "responses-compact"
     if path.endswith("/messages"):
         return "anthropic"
     if path.endswith("/chat/completions"):
@@ -62,17 +91,25 @@ def _response_headers(headers: Any, drop_length: bool = False) -> dict[str, str]
 
 
 def judge_answer(
-    config: Config, api: str, host: str, body: dict[str, Any], raw: bytes, stream: bool
+    config: Config,
+    api: str,
+    host: str,
+    body: dict[str, Any],
+    raw: bytes,
+    stream: bool,
+    meta: dict[str, Any] | None = None,
 ) -> tuple[bytes | None, dict[str, Any]]:
-    """The pruned answer, or None to send the original; and what happened (for the log on faults)."""
-    from sjc_mcp.pipeline import prune_summary
+    """The pruned answer, or None to send the original; and what happened (the stderr line says it)."""
+    from sjc_mcp.pipeline import log_nothing, prune_summary
     from sjc_mcp.proxy.formats import FORMATS
     from sjc_mcp.proxy.request import evidence
     from sjc_mcp.summary import HOSTS
 
+    meta = {"op": "proxy", "surface": "proxy", "api": api, **(meta or {}), "model_requested": body.get("model")}
     get_text, replace = FORMATS[api]
     summary = get_text(raw, stream)
     if not summary.strip():
+        log_nothing(config, "the answer holds no summary text", meta)
         return None, {"status": "nothing", "note": "the answer holds no summary text"}
     sources, previous, prose = evidence(api, body, config.proxy.patterns)
     result = prune_summary(
@@ -82,26 +119,47 @@ def judge_answer(
         assistant_prose=prose,
         host=host if host in HOSTS else None,
         config=config,
-        meta={"op": "proxy", "surface": "proxy", "api": api, "model_requested": body.get("model")},
+        meta=meta,
     )
+    info = {
+        "status": "disabled" if result.disabled else "judged",
+        "entries": len(result.entries),
+        "removed": result.removed,
+        "would_remove": sum(e.decision == "prune" for e in result.entries),
+        "unjudged": sum(e.decision == "unjudged" for e in result.entries),
+        "mode": result.mode,
+    }
     if result.pruned_summary == summary:
-        return None, {"status": "unchanged"}
-    return replace(raw, stream, result.pruned_summary), {"status": "pruned", "removed": result.removed}
+        return None, info
+    return replace(raw, stream, result.pruned_summary), info
+
+
+def outcome_line(info: dict[str, Any]) -> str:
+    """What became of a judged compaction, in words."""
+    if info.get("status") == "disabled":
+        return "recognised; sjc is switched off (kill switch or SJC_DISABLE), the answer was returned unchanged"
+    if info.get("status") == "nothing":
+        return f"recognised; nothing to judge: {info.get('note')}"
+    n, m = info.get("removed", 0), info.get("entries", 0)
+    extra = f", {info['unjudged']} unjudged (kept)" if info.get("unjudged") else ""
+    if info.get("mode") == "shadow":
+        return f"recognised, judged, shadow mode: would prune {info.get('would_remove', 0)} of {m} entries{extra}"
+    return f"recognised, judged, pruned {n} of {m} entries{extra}"
 
 
 def create_app(config: Config, upstream: str | None = None) -> Any:
     import httpx
     from starlette.applications import Starlette
-    from starlette.background import BackgroundTask
     from starlette.requests import Request
     from starlette.responses import Response, StreamingResponse
     from starlette.routing import Route
 
-    from sjc_mcp.pipeline import log_status
-    from sjc_mcp.proxy.request import recognise
+    from sjc_mcp.pipeline import log_nothing, log_status
+    from sjc_mcp.proxy.request import Compaction, boundary_of, recognise, session_of
 
     state: dict[str, Any] = {}
     base = (upstream or config.proxy.upstream or "").rstrip("/")
+    logging.getLogger("uvicorn.error").addFilter(_QuietBreakOff())
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
@@ -113,24 +171,48 @@ def create_app(config: Config, upstream: str | None = None) -> Any:
         finally:
             await state["client"].aclose()
 
-    async def _prefiltered(api: str, body: dict[str, Any], raw_body: bytes) -> bytes:
+    async def _prefiltered(api: str, body: dict[str, Any], raw_body: bytes, meta: dict[str, Any]) -> bytes:
         """Relevance-prune the request's tool results; on any fault, the request as it came."""
         from sjc_mcp.proxy.prefilter import prefilter
 
         loop = asyncio.get_running_loop()
         try:
             new = await asyncio.wait_for(
-                loop.run_in_executor(None, prefilter, api, body, config), timeout=config.proxy.judge_budget_s
+                loop.run_in_executor(None, prefilter, api, body, config, meta), timeout=config.proxy.judge_budget_s
             )
         except Exception as exc:
             log_status(
                 config,
                 "error",
                 [f"prefilter: {type(exc).__name__}: {exc}; the request was sent unchanged"],
-                {"op": "tools", "surface": "proxy", "api": api},
+                {**meta, "op": "tools"},
             )
             return raw_body
         return raw_body if new is None else json.dumps(new, ensure_ascii=False).encode("utf-8")
+
+    def relay(resp: httpx.Response, first: list[bytes], what: str) -> StreamingResponse:
+        """The upstream's answer as it comes (``first``: what was already read of it); if the upstream breaks
+        it off, the client's answer breaks off at the same byte."""
+
+        async def body() -> AsyncIterator[bytes]:
+            sent = 0
+            try:
+                for chunk in first:
+                    sent += len(chunk)
+                    yield chunk
+                async for chunk in resp.aiter_raw():
+                    sent += len(chunk)
+                    yield chunk
+            except httpx.HTTPError as exc:
+                say(
+                    f"{what}: the upstream broke its answer off after {sent:,} bytes ({type(exc).__name__}); "
+                    "forwarded as far as it came"
+                )
+                raise UpstreamBrokeOff(str(exc)) from None
+            finally:
+                await resp.aclose()
+
+        return StreamingResponse(body(), status_code=resp.status_code, headers=_response_headers(resp.headers))
 
     async def handle(request: Request) -> Response:
         client: httpx.AsyncClient = state["client"]
@@ -139,23 +221,46 @@ def create_app(config: Config, upstream: str | None = None) -> Any:
         origin = base or DEFAULT_UPSTREAM[api or "anthropic"]
         url = origin + path + (f"?{request.url.query}" if request.url.query else "")
         raw_body = await request.body()
-        host = None
+        found: Compaction | None = None
         body: dict[str, Any] = {}
         if api and request.method == "POST":
             try:
                 parsed = json.loads(raw_body)
                 if isinstance(parsed, dict):
                     body = parsed
-                    host = recognise(body, config.proxy.patterns)
+                    found = recognise(body, config.proxy.patterns, request.headers)
             except ValueError:
                 pass
-        if host is not None and config.proxy.prefilter:
-            raw_body = await _prefiltered(api or "", body, raw_body)
-        headers = _forward_headers(request.headers, compaction=host is not None)
+            if api == "responses-compact":  # Codex's older remote compaction endpoint
+                found = Compaction("codex", "the /responses/compact endpoint", server_side=True)
+        meta: dict[str, Any] = {}
+        what = ""
+        if found is not None:
+            session = session_of(body, request.headers)
+            meta = {
+                "op": "proxy",
+                "surface": "proxy",
+                "api": api,
+                "host": found.host,
+                "session": session,
+                "boundary_id": boundary_of(body, request.headers, session),
+                "recognised_by": found.how,
+            }
+            what = f"{found.host} compaction (session {session or '-'}, {meta['boundary_id']})"
+        if found is not None and found.server_side:
+            log_nothing(config, SERVER_SIDE_NOTE, meta)
+            say(f"{what}: recognised by {found.how}; {SERVER_SIDE_NOTE}")
+            found = None  # passed through untouched
+        elif found is not None and config.proxy.prefilter:
+            raw_body = await _prefiltered(api or "", body, raw_body, meta)
+        headers = _forward_headers(request.headers, compaction=found is not None)
         req = client.build_request(request.method, url, headers=headers, content=raw_body)
         try:
             upstream_resp = await client.send(req, stream=True)
         except httpx.HTTPError as exc:
+            if found is not None:
+                log_status(config, "upstream", [f"upstream unreachable: {type(exc).__name__}"], meta)
+                say(f"{what}: recognised; the upstream was unreachable ({type(exc).__name__})")
             return Response(
                 json.dumps(
                     {
@@ -170,26 +275,51 @@ def create_app(config: Config, upstream: str | None = None) -> Any:
                 status_code=502,
                 media_type="application/json",
             )
-        if host is None:  # not a compaction: the upstream's bytes, as they arrive
-            return StreamingResponse(
-                upstream_resp.aiter_raw(),
-                status_code=upstream_resp.status_code,
-                headers=_response_headers(upstream_resp.headers),
-                background=BackgroundTask(upstream_resp.aclose),
+        if found is None:  # not a compaction (or one we cannot prune): the upstream's bytes, as they arrive
+            return relay(upstream_resp, [], f"{request.method} {path}")
+        chunks: list[bytes] = []
+        try:
+            async for chunk in upstream_resp.aiter_raw():
+                chunks.append(chunk)
+        except httpx.HTTPError as exc:
+            got = sum(map(len, chunks))
+            log_status(
+                config,
+                "upstream",
+                [f"the upstream broke its answer off after {got:,} bytes ({type(exc).__name__}); forwarded as sent"],
+                meta,
             )
-        raw = await upstream_resp.aread()
+
+            reason = f"{type(exc).__name__}: {exc}"
+
+            async def broken() -> AsyncIterator[bytes]:
+                for chunk in chunks:
+                    yield chunk
+                raise UpstreamBrokeOff(reason)
+
+            say(
+                f"{what}: recognised, not judged: the upstream broke its answer off after {got:,} bytes "
+                f"({type(exc).__name__}); forwarded as far as it came"
+            )
+            await upstream_resp.aclose()
+            return StreamingResponse(
+                broken(), status_code=upstream_resp.status_code, headers=_response_headers(upstream_resp.headers)
+            )
         await upstream_resp.aclose()
+        raw = b"".join(chunks)
         original = Response(
             raw, status_code=upstream_resp.status_code, headers=_response_headers(upstream_resp.headers)
         )
         if upstream_resp.status_code != 200:
+            log_status(config, "upstream", [f"the upstream answered {upstream_resp.status_code}; passed through"], meta)
+            say(f"{what}: recognised; the upstream answered {upstream_resp.status_code}, passed through")
             return original
         stream = bool(body.get("stream")) or "text/event-stream" in upstream_resp.headers.get("content-type", "")
-        meta = {"op": "proxy", "surface": "proxy", "api": api, "host": host}
         loop = asyncio.get_running_loop()
+        t0 = time.perf_counter()
         try:
-            pruned, _ = await asyncio.wait_for(
-                loop.run_in_executor(None, judge_answer, config, api, host, body, raw, stream),
+            pruned, info = await asyncio.wait_for(
+                loop.run_in_executor(None, judge_answer, config, api, found.host, body, raw, stream, meta),
                 timeout=config.proxy.judge_budget_s,
             )
         except asyncio.TimeoutError:
@@ -199,11 +329,16 @@ def create_app(config: Config, upstream: str | None = None) -> Any:
                 [f"judge budget of {config.proxy.judge_budget_s:g}s spent; the answer was returned unchanged"],
                 meta,
             )
+            say(
+                f"{what}: recognised, not judged: the judge budget of {config.proxy.judge_budget_s:g} s was spent; "
+                "the answer was returned unchanged"
+            )
             return original
         except Exception as exc:  # any fault of ours: fail open
             log_status(config, "error", [f"{type(exc).__name__}: {exc}; the answer was returned unchanged"], meta)
-            print(f"sjc proxy: {type(exc).__name__}: {exc}; answer returned unchanged", file=sys.stderr)
+            say(f"{what}: recognised, not judged: {type(exc).__name__}: {exc}; the answer was returned unchanged")
             return original
+        say(f"{what}: {outcome_line(info)} ({(time.perf_counter() - t0) * 1000:.0f} ms)")
         if pruned is None:
             return original
         return Response(pruned, status_code=200, headers=_response_headers(upstream_resp.headers, drop_length=True))

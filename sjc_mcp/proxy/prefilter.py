@@ -13,10 +13,14 @@ from sjc_mcp.proxy.request import Locator, content_text, history
 from sjc_mcp.relevance import run, truncated
 
 
-def prefilter(api: str, body: dict[str, Any], config: Config) -> dict[str, Any] | None:
-    """The request body with tool results dropped or truncated, or None when nothing changes."""
+def prefilter(
+    api: str, body: dict[str, Any], config: Config, meta: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """The request body with tool results dropped or truncated, or None when nothing changes; ``meta`` (the
+    compaction's session and boundary id) goes into the log record."""
     items, where = history(api, body)
-    result = run(items, config=config, meta={"surface": "proxy", "api": api, "step": "prefilter"})
+    extra = {k: v for k, v in (meta or {}).items() if k in ("session", "boundary_id", "host")}
+    result = run(items, config=config, meta={"surface": "proxy", "api": api, "step": "prefilter", **extra})
     if result.status != "judged" or config.mode != "enforce":
         return None
     new = copy.deepcopy(body)

@@ -1,15 +1,21 @@
-"""Reading a model request: is it a compaction, and what evidence does it carry?
+r"""Reading a model request: is it a compaction, whose, and what evidence does it carry?
 
-A compaction request is recognised by the host's compaction prompt (``[proxy] patterns``) in its
-system prompt or instructions, or in its final user message. Its evidence is the history being
-compacted: tool results (each read with the call it answers), the user's own messages, and any
+A request is a host's compaction only by the host's own request shape, never by text a user merely
+quotes: a ``[proxy] patterns`` prompt at the start of the last text block of the last user message (where
+Claude Code and Codex put theirs; an anchored pattern, ``\A…``, must begin there) or of the system prompt /
+instructions; for Codex, its ``x-codex-turn-metadata`` header (``request_kind: "compaction"``) decides
+whenever it is sent. A Responses request ending in ``{"type": "compaction_trigger"}`` is a server-side
+compaction (the provider answers with an encrypted item): recognised, never prunable. Its evidence is the
+history being compacted: tool results (each read with the call it answers), the user's own messages, and any
 previous summary the request carries; the assistant's prose is kept apart, never a source.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from sjc_mcp.hosts.base import Boundary, Item
@@ -19,6 +25,18 @@ from sjc_mcp.models import Source
 
 CC_WRAPPER = "This session is being continued from a previous conversation"
 CODEX_PREFIX = "Another language model started to solve this problem"
+CODEX_METADATA = "x-codex-turn-metadata"
+_CC_SESSION = re.compile(r"_session_([0-9A-Za-z-]+)")
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """A recognised compaction request: whose (a ``[proxy] patterns`` name), how it was told apart, and
+    whether it is compacted on the provider's server (nothing there to prune)."""
+
+    host: str
+    how: str
+    server_side: bool = False
 
 
 def content_text(content: Any) -> str:
@@ -34,39 +52,129 @@ def content_text(content: Any) -> str:
     return ""
 
 
-def _system_text(body: dict[str, Any]) -> str:
-    parts = [content_text(body.get("system")), content_text(body.get("instructions"))]
-    for m in body.get("messages") or []:
-        if isinstance(m, dict) and m.get("role") in ("system", "developer"):
-            parts.append(content_text(m.get("content")))
-    return "\n".join(p for p in parts if p)
-
-
-def _last_user_text(body: dict[str, Any]) -> str:
-    items = body.get("messages") if isinstance(body.get("messages"), list) else body.get("input")
-    if isinstance(items, str):
-        return items
-    for m in reversed(items or []):
-        if isinstance(m, dict) and m.get("role") == "user":
-            return content_text(m.get("content"))
+def _last_block(content: Any) -> str:
+    """The last text block of a message content (the whole content when it is a string)."""
+    if isinstance(content, str):
+        return content
+    for c in reversed(content if isinstance(content, list) else []):
+        if isinstance(c, dict) and c.get("type") in ("text", "input_text") and isinstance(c.get("text"), str):
+            return str(c["text"])
     return ""
 
 
-def recognise(body: dict[str, Any], patterns: dict[str, str]) -> str | None:
-    """The name of the host whose compaction prompt this request carries, or None."""
-    where = (_system_text(body), _last_user_text(body))
+def _system_blocks(body: dict[str, Any]) -> list[str]:
+    """Each block of the system prompt, the instructions, and the system or developer messages."""
+    out: list[str] = []
+    system = body.get("system")
+    if isinstance(system, list):
+        out += [_last_block([b]) for b in system]
+    elif isinstance(system, str):
+        out.append(system)
+    if isinstance(body.get("instructions"), str):
+        out.append(body["instructions"])
+    items = body.get("messages") if isinstance(body.get("messages"), list) else body.get("input")
+    for m in items if isinstance(items, list) else []:
+        if isinstance(m, dict) and m.get("role") in ("system", "developer"):
+            out.append(content_text(m.get("content")))
+    return [t for t in out if t]
+
+
+def _last_user_block(body: dict[str, Any]) -> str:
+    """The last text block of the last user message (Claude Code may put system messages after it)."""
+    items = body.get("messages") if isinstance(body.get("messages"), list) else body.get("input")
+    if isinstance(items, str):
+        return items
+    for m in reversed(items if isinstance(items, list) else []):
+        if isinstance(m, dict) and m.get("role") == "user":
+            return _last_block(m.get("content"))
+    return ""
+
+
+def codex_metadata(headers: Any) -> dict[str, Any] | None:
+    """Codex's ``x-codex-turn-metadata`` header, parsed (None when absent or not a JSON object)."""
+    raw = headers.get(CODEX_METADATA) if headers is not None else None
+    if not raw:
+        return None
+    try:
+        meta = json.loads(raw)
+    except ValueError:
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def _compiled(patterns: dict[str, str]) -> list[tuple[str, re.Pattern[str]]]:
+    out = []
     for name, pattern in patterns.items():
         try:
-            rx = re.compile(pattern)
+            out.append((name, re.compile(pattern)))
         except re.error:
             continue
-        if any(rx.search(w) for w in where if w):
-            return name
+    return out
+
+
+def recognise(body: dict[str, Any], patterns: dict[str, str], headers: Any = None) -> Compaction | None:
+    """The compaction this request is, by the host's own request shape, or None."""
+    items = body.get("input")
+    if (
+        isinstance(items, list)
+        and items
+        and isinstance(items[-1], dict)
+        and items[-1].get("type") == ("compaction_trigger")
+    ):
+        return Compaction("codex", "compaction_trigger", server_side=True)
+    meta = codex_metadata(headers)
+    if meta is not None and "request_kind" in meta:  # Codex says what the request is
+        if meta["request_kind"] != "compaction":
+            return None
+        return Compaction("codex", "x-codex-turn-metadata request_kind compaction")
+    places = [("last user message", _last_user_block(body))] + [("system prompt", t) for t in _system_blocks(body)]
+    for name, rx in _compiled(patterns):
+        for where, text in places:
+            if text and rx.search(text.lstrip()):
+                return Compaction(name, where)
     return None
 
 
 def _is_prompt(text: str, patterns: dict[str, str]) -> bool:
-    return any(re.search(p, text) for p in patterns.values() if p)
+    return any(rx.search(text.lstrip()) for _, rx in _compiled(patterns))
+
+
+def session_of(body: dict[str, Any], headers: Any) -> str | None:
+    """The host's session id: Claude Code's ``x-claude-code-session-id`` (or ``metadata.user_id``), Codex's
+    ``session-id`` / ``session_id`` / ``conversation_id`` headers or its turn metadata."""
+    get = headers.get if headers is not None else (lambda _k, _d=None: None)
+    for key in ("x-claude-code-session-id", "session-id", "session_id", "conversation_id", "conversation-id"):
+        value = get(key)
+        if value:
+            return str(value)
+    meta = codex_metadata(headers) or {}
+    for key in ("session_id", "thread_id", "conversation_id"):
+        if meta.get(key):
+            return str(meta[key])
+    user_id = (body.get("metadata") or {}).get("user_id") if isinstance(body.get("metadata"), dict) else None
+    if isinstance(user_id, str) and user_id:
+        try:
+            parsed = json.loads(user_id)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and parsed.get("session_id"):
+            return str(parsed["session_id"])
+        m = _CC_SESSION.search(user_id)
+        if m:
+            return m.group(1)
+    return None
+
+
+def boundary_of(body: dict[str, Any], headers: Any, session: str | None = None) -> str:
+    """An id for the compaction: Codex's window being compacted, else a hash of the session and the history
+    it compacts (a retry of the same compaction gets the same id)."""
+    meta = codex_metadata(headers) or {}
+    window = meta.get("window_id") or (headers.get("x-codex-window-id") if headers is not None else None)
+    if window:
+        return f"codex-window:{window}"
+    items = body.get("messages") if isinstance(body.get("messages"), list) else body.get("input")
+    digest = hashlib.sha256(json.dumps([session, items], sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    return f"request:{digest[:16]}"
 
 
 Locator = tuple[Any, ...]
@@ -100,7 +208,9 @@ def history(api: str, body: dict[str, Any]) -> tuple[list[Item], list[Locator]]:
 
     if api == "anthropic":
         for mi, m in enumerate(body.get("messages") or []):
-            role = "user" if m.get("role") == "user" else "assistant"
+            if m.get("role") not in ("user", "assistant"):  # Claude Code's system messages: the host's, not a source
+                continue
+            role = m["role"]
             content = m.get("content")
             if isinstance(content, str):
                 add((mi, None), role, content)
