@@ -7,7 +7,8 @@ the split, retrieve, judge and prune times (median of --runs) and peak memory; t
 retrieval (``rank_bm25.BM25Okapi`` over 300-character passages, one ``get_scores`` per entry) timed
 on the same input, the ratio, and a check that both find the same top passages; the hook end to
 end on a generated 100 MB transcript with three compactions (wall time and peak RSS of the hook
-process); and the start-up time of ``sjc --help`` and of the hook against ``python -c pass``.
+process); the start-up time of ``sjc --help`` and of the hook against ``python -c pass``; and the MCP
+server's spawn-to-``initialize`` and first tool call against the same server run by the MCP SDK alone.
 Everything is generated here, seeded; nothing is downloaded.
 """
 
@@ -198,6 +199,70 @@ def bench_startup(runs: int) -> dict:
     }
 
 
+def bench_mcp(runs: int) -> dict:
+    """Spawn to answers of ``sjc-mcp`` over stdio, as a host starts it: ``initialize`` answered, ``tools/list``
+    answered, and a first ``tools/call`` answered; the same for the server run by the MCP SDK alone (what
+    ``sjc-mcp`` was before its front), and a bare Python that echoes one line (the floor)."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "0"},
+        },
+    }
+    rest = [
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "judge_summary", "arguments": {"summary": "- 48 passed\n- publish version 2.0 next"}},
+        },
+    ]
+
+    def one(cmd: list[str], env: dict[str, str], full: bool) -> list[float]:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        assert p.stdin is not None and p.stdout is not None
+        marks = []
+        for msg in [init, *rest] if full else [init]:
+            p.stdin.write((json.dumps(msg) + "\n").encode())
+            p.stdin.flush()
+            if "id" in msg:
+                if not p.stdout.readline():
+                    raise RuntimeError(f"{cmd[0]} ended without answering {msg.get('method')}")
+                marks.append((time.perf_counter() - t0) * 1000)
+        p.kill()
+        p.wait()
+        return marks
+
+    def med(cmd: list[str], env: dict[str, str], full: bool = True) -> list[float]:
+        rounds = [one(cmd, env, full) for _ in range(runs)]
+        return [statistics.median(r[i] for r in rounds) for i in range(len(rounds[0]))]
+
+    with tempfile.TemporaryDirectory() as home:
+        env = dict(os.environ, HOME=home, SJC_DECISION_LOG=str(Path(home) / "decisions.jsonl"))
+        exe = Path(sys.executable).parent / "sjc-mcp"
+        front = med([str(exe) if exe.exists() else "sjc-mcp"], env)
+        sdk_only = "from sjc_mcp.server_tools import create_server; create_server().run('stdio')"
+        sdk = med([sys.executable, "-c", sdk_only], env)
+        echo = med(
+            [sys.executable, "-c", "import sys; sys.stdout.write(sys.stdin.readline()); sys.stdout.flush()"], env, False
+        )
+    return {
+        "init_ms": front[0],
+        "list_ms": front[1],
+        "call_ms": front[2],
+        "sdk_init_ms": sdk[0],
+        "sdk_call_ms": sdk[2],
+        "echo_ms": echo[0],
+    }
+
+
 def bench_audit(runs: int, records: int = 10_000) -> dict:
     """``sjc audit --json`` on a log of 10,000 judged boundaries (30 entries each), and ``--verify``."""
     from sjc_mcp import log as decision_log
@@ -362,6 +427,13 @@ def main() -> int:
         f"start-up: python -c pass {st['python_ms']:.0f} ms | sjc --help {st['help_ms']:.0f} ms | hook on an "
         f"event it ignores {st['hook_noop_ms']:.0f} ms | hook to its first decision (config, kill switch, log) "
         f"{st['hook_decide_ms']:.0f} ms (target <= 150)"
+    )
+    mc = bench_mcp(a.runs)
+    print(
+        f"MCP server start-up: spawn to initialize answered {mc['init_ms']:.0f} ms (target <= 300), tools/list "
+        f"{mc['list_ms']:.0f} ms, first tools/call {mc['call_ms']:.0f} ms | the MCP SDK alone: initialize "
+        f"{mc['sdk_init_ms']:.0f} ms, first tools/call {mc['sdk_call_ms']:.0f} ms | a Python that echoes one line "
+        f"{mc['echo_ms']:.0f} ms"
     )
     return 0 if s["same_top_passages"] else 1
 
