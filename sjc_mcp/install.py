@@ -49,6 +49,12 @@ CODEX_TRUST_HINT = (
 )
 
 
+CODEX_PROJECT_HINT = (
+    "Codex reads a project's .codex/hooks.json only once the project is trusted "
+    '([projects."{project}"] trust_level = "trusted" in {config}; Codex asks when it first opens the folder).'
+)
+
+
 def sjc_command() -> str:
     """The absolute path of this ``sjc``, so the hook runs whatever PATH the host has."""
     exe = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0].endswith("sjc") else None
@@ -375,6 +381,16 @@ def _codex_untrusted(hooks_path: Path, settings: dict[str, Any]) -> bool:
     return any(not isinstance(state.get(k), dict) or state[k].get("trusted_hash") != v for k, v in wanted.items())
 
 
+def _codex_project_trusted(project: Path) -> bool:
+    config = _codex_config()
+    try:
+        projects = _parse_toml(config.read_text(), config).get("projects")
+    except (OSError, InputError):
+        return False
+    entry = projects.get(str(project.resolve())) if isinstance(projects, dict) else None
+    return isinstance(entry, dict) and entry.get("trust_level") == "trusted"
+
+
 def _codex_untrust(hooks_path: Path, before: dict[str, Any], after: dict[str, Any]) -> tuple[Path, str, str, int]:
     """(config.toml, its text now, its text without the sjc hooks' trust, how many removed)."""
     config = _codex_config()
@@ -424,6 +440,8 @@ def install(
             message += "\n" + _apply_trust(trust_plan, dry_run)
         elif _codex_untrusted(path, after):
             message += "\n" + CODEX_TRUST_HINT.format(config=_codex_config())
+        if scope == "project" and not _codex_project_trusted(path.parent.parent):
+            message += "\n" + CODEX_PROJECT_HINT.format(project=path.parent.parent.resolve(), config=_codex_config())
     return path, message
 
 

@@ -193,11 +193,17 @@ def test_project_scope(tmp_path):
     project.mkdir()
     r = e.sjc("install", "codex", "--scope", "project", "--trust", cwd=project)
     assert r.returncode == 0, r.stderr
+    # Codex 0.171.0 lists a project's hooks only once the project is trusted (seen with app-server hooks/list)
+    assert "only once the project is trusted" in r.stdout
+    e.config.write_text(
+        e.config.read_text() + f'\n[projects.{json.dumps(str(project.resolve()))}]\ntrust_level = "trusted"\n'
+    )
+    assert "project is trusted" not in e.sjc("install", "codex", "--scope", "project", cwd=project).stdout
     hooks = project / ".codex" / "hooks.json"
     assert set(json.loads(hooks.read_text())["hooks"]) == OURS and not e.hooks.exists()
     assert all(k.startswith(f"{hooks.resolve()}:") for k in trust_state(e.config))  # trust lives in CODEX_HOME
     assert e.sjc("uninstall", "codex", "--scope", "project", cwd=project).returncode == 0
-    assert not hooks.exists() and not e.config.exists()
+    assert not hooks.exists() and set(trust_state(e.config)) == set()
 
 
 def test_trust_is_for_codex_only(tmp_path):
