@@ -1,13 +1,15 @@
-"""sjc as a Claude Code plugin, in the real CLI: ``.claude-plugin/plugin.json``, ``.claude-plugin/marketplace.json``,
-``.mcp.json`` and ``hooks/hooks.json`` installed from a local folder and from a git URL, the MCP tools reaching
+"""sjc as a Claude Code plugin, in the real CLI: ``.claude-plugin/plugin.json``, ``.claude-plugin/marketplace.json``
+and ``hooks/hooks.json`` installed from a local folder and from a git URL, the MCP tools reaching
 the model and answering, a hook of the plugin judging a compaction, and uninstall undoing it all.
 
 Facts of the real CLI (2.1.332), each checked below:
 
-- ``claude plugin validate`` accepts plugin.json and marketplace.json; the MCP server may be declared in a
-  ``.mcp.json`` at the plugin root (used here) or under ``mcpServers`` in plugin.json; ``hooks/hooks.json``
-  at the plugin root loads without being named in plugin.json. Unquoted ``${CLAUDE_PLUGIN_ROOT}`` in a hook
-  command is a warning (``--strict`` fails on it), not an error.
+- ``claude plugin validate`` accepts plugin.json and marketplace.json; the MCP server may be declared under
+  ``mcpServers`` in plugin.json (used here) or in a ``.mcp.json`` at the plugin root, with the same result;
+  a ``.mcp.json`` at the repository root would also be read as the project's own MCP config by anyone
+  running ``claude`` in a checkout ("Pending approval"), hence plugin.json. ``hooks/hooks.json`` at the
+  plugin root loads without being named in plugin.json. Unquoted ``${CLAUDE_PLUGIN_ROOT}`` in a hook
+  command is a warning, not an error.
 - ``marketplace add <folder>`` records ``{"source": "directory", "path": <folder>}``; installing a plugin
   whose source is ``"./"`` copies the whole folder, ignored files included (a ``.venv`` too), to
   ``~/.claude/plugins/cache/<marketplace>/<plugin>/<version>/``.
@@ -46,7 +48,7 @@ pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 # what a plugin install needs from the repository; the rest of a checkout would be copied along unused
-PLUGIN_FILES = (".claude-plugin", ".mcp.json", "hooks", "LICENSE", "README.md")
+PLUGIN_FILES = (".claude-plugin", "hooks", "LICENSE", "README.md")
 MARKETPLACE = "sjc-mcp"  # "name" in .claude-plugin/marketplace.json
 PLUGIN_ID = f"sjc@{MARKETPLACE}"
 SERVER = "plugin:sjc:sjc"  # the name claude mcp list gives the plugin's server "sjc"
@@ -136,7 +138,7 @@ def expected_installed(host: Host) -> Path:
 
 def check_installed_copy(install: Path) -> None:
     """The cached copy holds the plugin's files as they are in the repository, the hook script runnable."""
-    for rel in (".claude-plugin/plugin.json", ".mcp.json", "hooks/hooks.json", "hooks/sjc-hook"):
+    for rel in (".claude-plugin/plugin.json", ".claude-plugin/marketplace.json", "hooks/hooks.json", "hooks/sjc-hook"):
         assert (install / rel).read_bytes() == (ROOT / rel).read_bytes(), rel
     assert (install / "hooks" / "sjc-hook").stat().st_mode & stat.S_IXUSR
 
@@ -146,7 +148,7 @@ def check_reported(host: Host) -> None:
     entry = host.plugins()[PLUGIN_ID]
     assert entry["enabled"] is True and entry["scope"] == "user"
     assert entry["version"] == manifest()["version"]
-    assert entry["mcpServers"] == json.loads((ROOT / ".mcp.json").read_text())["mcpServers"]
+    assert entry["mcpServers"] == manifest()["mcpServers"] == {"sjc": {"command": "sjc-mcp", "args": []}}
     details = host.claude("plugin", "details", PLUGIN_ID).stdout
     events = hook_events()
     hooks_line = next(line for line in details.splitlines() if line.strip().startswith("Hooks ("))
@@ -178,6 +180,22 @@ def test_validate_manifests(tmp_path: Path, api: FakeMessages) -> None:
     assert all("/hooks/sjc-hook" in h["command"] for h in out["provides"]["hooks"])
     r = host.claude("plugin", "validate", "--strict", str(src / ".claude-plugin" / "marketplace.json"))
     assert "Validation passed" in r.stdout
+
+    # the other form: the same server from a .mcp.json at the plugin root
+    alt = plugin_copy(tmp_path / "alt")
+    man = manifest()
+    servers = man.pop("mcpServers")
+    (alt / ".claude-plugin" / "plugin.json").write_text(json.dumps(man))
+    (alt / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    alt_out = json.loads(
+        host.claude("plugin", "validate", "--json", str(alt / ".claude-plugin" / "plugin.json")).stdout
+    )
+    assert alt_out["success"] is True and alt_out["provides"]["mcpServers"] == out["provides"]["mcpServers"]
+    # ... which a checkout would also offer as the project's own server to anyone running claude in it
+    r = subprocess.run(
+        [host.exe, "mcp", "list"], cwd=alt, env=host.env, capture_output=True, text=True, timeout=CLI_TIMEOUT
+    )
+    assert re.search(r"^sjc: sjc-mcp\s+- ⏸ Pending approval", r.stdout, re.M), r.stdout
 
 
 def test_install_from_folder_tools_hooks_uninstall(tmp_path: Path, api: FakeMessages) -> None:
