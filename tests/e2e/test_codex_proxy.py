@@ -48,7 +48,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     log = root / "proxy.log"
     # always_big: the usage stays above the limit, so the resumed turns compact before they start
     with FakeModel(always_big=True) as fake, sjc_proxy(fake.base_url, cx.env, log) as proxy:
-        cx.write_config(proxy + "/v1")
+        cx.write_config(proxy + "/v1", provider="sjc", name="OpenAI through sjc")  # the README's provider
         r = cx.run(fake_model.PROMPT)
         assert r.returncode == 0, r.stderr[-2000:]
         r = cx.run("resume", "--last", "What is left to do?")
@@ -139,10 +139,11 @@ def test_kill_switch_lets_the_summary_through(tmp_path: Path) -> None:
 
 
 def test_a_provider_named_openai_compacts_on_the_server(tmp_path: Path) -> None:
-    """Fact (Codex 0.171.0): with a provider named "OpenAI" Codex compacts server-side ("remote compaction
-    v2"): the request carries no prompt, its last input item is ``{"type": "compaction_trigger"}`` and the
-    answer is an opaque ``compaction`` item; the rollout's ``compacted.message`` is empty. There is no
-    summary text for sjc to judge; through the proxy the session still works."""
+    """Fact (Codex 0.171.0): with a provider named exactly "OpenAI" Codex compacts server-side ("remote
+    compaction v2"; "openai" or "OpenAI through sjc" do not): the request carries no prompt, its last input
+    item is ``{"type": "compaction_trigger"}`` and the answer is an opaque ``compaction`` item; the rollout's
+    ``compacted.message`` is empty. There is no summary text for sjc to judge; through the proxy the
+    session still works."""
     cx = Codex(tmp_path)
     with FakeModel() as fake, sjc_proxy(fake.base_url, cx.env, tmp_path / "proxy.log") as proxy:
         cx.write_config(proxy + "/v1", provider="myopenai", name="OpenAI")
