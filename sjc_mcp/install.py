@@ -35,7 +35,12 @@ MARK = "sjc hook"
 
 # event -> matcher (None: no matcher key), per host
 EVENTS: dict[str, dict[str, str | None]] = {
-    "claude-code": {"PreCompact": "manual|auto", "SessionStart": "compact", "PostCompact": "manual|auto"},
+    "claude-code": {
+        "PreCompact": "manual|auto",
+        "PostCompact": "manual|auto",
+        "UserPromptSubmit": None,
+        "PostToolBatch": None,
+    },
     # Codex 0.171.0 at a compaction: PreCompact, the compaction request, PostCompact, then
     # SessionStart(source "compact") whose additionalContext reaches the very next model request.
     # UserPromptSubmit hands over a note only if SessionStart could not.

@@ -1,8 +1,16 @@
 """Per-session hook state on disk (the hook is a new process at every event).
 
-``<decision log folder>/sessions/<session id>.json`` holds what PreCompact noted, which compactions
-were judged (so a boundary is judged once however many events fire) and any correction still to
-be delivered. Updates take a lock and replace the file atomically.
+Everything lives in ``<sjc's state folder>/sessions/`` (``~/.local/state/sjc/sessions`` on Linux), found
+without loading the config, so an event with nothing to do costs no more than starting Python:
+
+- ``<session>.json``: what PreCompact noted, which compactions were judged (so a boundary is judged
+  once however many events fire) and whether their note reached the model. Updates take a lock and
+  replace the file atomically.
+- ``<session>.recent.json``: what the host handed the latest hooks that the transcript may not hold
+  yet (Claude Code writes a batch's tool results to the file only after the compaction that follows
+  it), overwritten by each event.
+- ``<session>.note``: a note for the model waiting to be handed over; taken exactly once (renamed
+  away first, so two hooks running at once cannot both take it).
 """
 
 from __future__ import annotations
@@ -33,9 +41,35 @@ def summary_key(summary: str) -> str:
     return hashlib.sha256((body or summary).encode()).hexdigest()[:24]
 
 
+def sessions_dir() -> Path:
+    from sjc_mcp import paths
+
+    return paths.state_dir() / "sessions"
+
+
+def _name(session_id: str) -> str:
+    return _SAFE.sub("_", session_id or "unknown")[:120]
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` (mode 0600) so a reader sees the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
 class SessionState:
     def __init__(self, folder: Path, session_id: str) -> None:
-        self.path = folder / f"{_SAFE.sub('_', session_id or 'unknown')[:120]}.json"
+        self.folder = folder
+        self.name = _name(session_id)
+        self.path = folder / f"{self.name}.json"
+
+    @classmethod
+    def of(cls, session_id: str) -> SessionState:
+        return cls(sessions_dir(), session_id)
 
     def read(self) -> dict[str, Any]:
         try:
@@ -53,8 +87,56 @@ class SessionState:
                 fcntl.flock(lock, fcntl.LOCK_EX)
             data = self.read()
             yield data
-            tmp = self.path.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_text(json.dumps(data, ensure_ascii=False))
-            os.replace(tmp, self.path)
+            write_atomic(self.path, json.dumps(data, ensure_ascii=False))
         finally:
             os.close(lock)
+
+    # -- what the latest events were handed ------------------------------------------------------------
+    @property
+    def recent_path(self) -> Path:
+        return self.folder / f"{self.name}.recent.json"
+
+    def read_recent(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.recent_path.read_text())
+            return data if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def write_recent(self, key: str, value: Any) -> None:
+        """Set one key of the recent file (last writer wins; a lost race only loses a hint)."""
+        data = self.read_recent()
+        data[key] = value
+        write_atomic(self.recent_path, json.dumps(data, ensure_ascii=False))
+
+    def drop_recent(self) -> None:
+        with contextlib.suppress(OSError):
+            self.recent_path.unlink()
+
+    # -- the note waiting for the model ------------------------------------------------------------------
+    @property
+    def note_path(self) -> Path:
+        return self.folder / f"{self.name}.note"
+
+    def note_waiting(self) -> bool:
+        return self.note_path.exists()
+
+    def put_note(self, note: dict[str, Any]) -> None:
+        """Leave a note for the model (it replaces an older one: that summary is gone)."""
+        write_atomic(self.note_path, json.dumps(note, ensure_ascii=False))
+
+    def take_note(self) -> dict[str, Any] | None:
+        """The waiting note, taken: no other caller gets it. None when there is none."""
+        claimed = self.note_path.with_name(f".{self.note_path.name}.taken{os.getpid()}")
+        try:
+            os.rename(self.note_path, claimed)
+        except OSError:
+            return None
+        try:
+            data = json.loads(claimed.read_text())
+            return data if isinstance(data, dict) and isinstance(data.get("text"), str) else None
+        except (OSError, ValueError):
+            return None
+        finally:
+            with contextlib.suppress(OSError):
+                claimed.unlink()

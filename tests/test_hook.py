@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -35,37 +35,183 @@ def log_records(home: Path) -> list[dict]:
     return [rec for _, rec, _ in decision_log.read(path)] if path.exists() else []
 
 
-def session_start(path: Path, session: str = "s1") -> dict:
-    return {
-        "session_id": session,
-        "transcript_path": str(path),
-        "cwd": str(path.parent),
-        "hook_event_name": "SessionStart",
-        "source": "compact",
-    }
+def event(name: str, path: Path | None, session: str = "s1", **extra) -> dict:
+    out = {"session_id": session, "cwd": "/w", "hook_event_name": name, **extra}
+    if path is not None:
+        out["transcript_path"] = str(path)
+    return out
+
+
+def post_compact(path: Path | None, summary: str, session: str = "s1") -> dict:
+    return event("PostCompact", path, session, trigger="auto", compact_summary=summary)
+
+
+def before_boundary(fixture: Path, dest: Path, which: int = -1) -> str:
+    """``dest``: the transcript as Claude Code has it when PostCompact runs (everything before the
+    boundary of compaction ``which``); returns that compaction's summary as the hook is handed it."""
+    lines = fixture.read_text().splitlines(keepends=True)
+    at = [i for i, line in enumerate(lines) if '"compact_boundary"' in line][which]
+    dest.write_text("".join(lines[:at]))
+    from sjc_mcp.hosts import read_boundary
+
+    return read_boundary(fixture, which).summary
+
+
+def judged(home: Path) -> list[dict]:
+    return [r for r in log_records(home) if r["status"] == "judged"]
+
+
+RAW = (
+    "<analysis>thinking</analysis>\n<summary>\n1. Primary Request and Intent:\n   - fix the flaky test in api/\n\n"
+    "7. Pending Tasks:\n   - Email the release notes to every customer\n</summary>"
+)
 
 
 @pytest.mark.skipif(not CC_FIXTURES, reason="../shared/fixtures is absent: no real Claude Code transcripts")
 @pytest.mark.parametrize("fixture", CC_FIXTURES, ids=lambda p: p.name[:20])
-def test_session_start_on_every_real_fixture(fixture, tmp_path):
+def test_post_compact_on_every_real_fixture_then_the_note_is_handed_over(fixture, tmp_path):
     path = tmp_path / fixture.name
-    shutil.copy(fixture, path)
+    summary = before_boundary(fixture, path)
     home = tmp_path / "home"
-    r = run_hook("claude-code", session_start(path), home)
+    r = run_hook("claude-code", post_compact(path, summary), home)
     assert r.returncode == 0, r.stderr
     recs = log_records(home)
-    assert len(recs) == 1 and recs[0]["status"] == "judged" and recs[0]["event"] == "SessionStart"
+    assert len(recs) == 1 and recs[0]["status"] == "judged" and recs[0]["event"] == "PostCompact", recs
+    assert r.stdout.startswith("sjc: compaction summary judged: kept ")  # plain text: PostCompact is for the user
+    given = run_hook("claude-code", event("UserPromptSubmit", path, prompt="go on"), home)
     if recs[0]["pruned"] == 0:
-        assert r.stdout == ""
+        assert given.stdout == ""
         return
-    out = json.loads(r.stdout)
-    ctx = out["hookSpecificOutput"]["additionalContext"]
-    assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart" and len(ctx) <= 10_000
-    from sjc_mcp.hosts import read_boundary
-
-    summary = read_boundary(path).summary
-    quoted = [line.split('] "', 1)[1][:-1] for line in ctx.splitlines() if line.startswith("- [")]
+    out = json.loads(given.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "UserPromptSubmit" and len(out["additionalContext"]) <= 10_000
+    quoted = [line.split('] "', 1)[1][:-1] for line in out["additionalContext"].splitlines() if line.startswith("- [")]
     assert quoted and all(q in summary for q in quoted)
+    again = run_hook("claude-code", event("PostToolBatch", path, tool_calls=[]), home)
+    assert again.stdout == "", "the note was handed over twice"
+
+
+def test_post_compact_judges_at_once_from_the_transcript_as_it_is(tmp_path):
+    """Nothing waits for the transcript: PostCompact judges what it is handed, the note waits for the
+    next prompt or tool batch, SessionStart is not used."""
+    path = small_cc(tmp_path)
+    with path.open("a") as fh:  # the open span: what came after the last compaction
+        fh.write(json.dumps(cc_record("u5", "S1", "user", "the flaky test in api/ again, please")) + "\n")
+    home = tmp_path / "home"
+    pre = event("PreCompact", path, trigger="manual", custom_instructions="keep the pytest result")
+    assert run_hook("claude-code", pre, home).stdout == ""
+    start = run_hook("claude-code", event("SessionStart", path, source="compact"), home)
+    assert start.returncode == 0 and start.stdout == "" and log_records(home) == []
+    r = run_hook("claude-code", post_compact(path, RAW), home)
+    assert r.returncode == 0 and r.stdout.startswith("sjc: compaction summary judged"), r.stdout + r.stderr
+    [rec] = judged(home)
+    assert rec["event"] == "PostCompact" and rec["boundary"] == 2  # the compaction being made (the third)
+    decisions = {e["text"].strip(): e["decision"] for e in rec["entries"]}
+    assert decisions["- Email the release notes to every customer"] == "prune"
+    assert decisions["- fix the flaky test in api/"] == "keep"
+    batch = run_hook("claude-code", event("PostToolBatch", path, tool_calls=[]), home)
+    ctx = json.loads(batch.stdout)["hookSpecificOutput"]
+    assert ctx["hookEventName"] == "PostToolBatch"
+    assert '"Email the release notes to every customer"' in ctx["additionalContext"]
+    assert "[Analysis]" not in ctx["additionalContext"]  # the model never sees the <analysis> block
+    assert run_hook("claude-code", event("UserPromptSubmit", path, prompt="and?"), home).stdout == ""
+    # the same compaction reported again: no second judgment, no second note
+    run_hook("claude-code", post_compact(path, RAW), home)
+    assert len(judged(home)) == 1
+    assert run_hook("claude-code", event("UserPromptSubmit", path, prompt="and?"), home).stdout == ""
+
+
+def test_the_last_tool_batch_counts_when_the_transcript_lags(tmp_path):
+    """Claude Code may not have written the results of the batch before a compaction when PostCompact
+    runs; the PostToolBatch hook was handed them and they count as sources."""
+    path = small_cc(tmp_path)
+    with path.open("a") as fh:  # the call is written, its result is not yet
+        tool_use = [{"type": "tool_use", "id": "t9", "name": "Bash", "input": {"command": "./probe"}}]
+        fh.write(json.dumps(cc_record("a9", "u4", "assistant", tool_use)) + "\n")
+    raw = RAW.replace("</summary>", "\n5. Problem Solving:\n   - The probe reported shard quokka-3 at 37ms\n</summary>")
+    result = {"tool_name": "Bash", "tool_input": {"command": "./probe"}, "tool_use_id": "t9"}
+    result["tool_response"] = {"stdout": "shard quokka-3 latency 37ms", "stderr": ""}
+    for with_batch in (False, True):
+        home = tmp_path / f"home-{with_batch}"
+        if with_batch:
+            assert run_hook("claude-code", event("PostToolBatch", path, tool_calls=[result]), home).stdout == ""
+        run_hook("claude-code", post_compact(path, raw), home)
+        [rec] = judged(home)
+        probe = next(e for e in rec["entries"] if "quokka-3" in e["text"])
+        assert probe["decision"] == ("keep" if with_batch else "prune"), probe
+
+
+def test_what_was_flagged_in_the_previous_summary_is_no_source(tmp_path):
+    """A summary the hook could only flag, not edit, stays in the transcript; the next summary that
+    repeats its flagged entries is not supported by it."""
+    path = small_cc(tmp_path)
+    home = tmp_path / "home"
+    first = RAW.replace("   - fix the flaky test in api/", "   - the flaky test in api/ has 3 failures")
+    run_hook("claude-code", post_compact(path, first), home)
+    assert any(e["decision"] == "prune" and "Email" in e["text"] for e in judged(home)[0]["entries"])
+    # Claude Code writes that summary as the open span's previous summary; the next one repeats the plan
+    lines = path.read_text().splitlines(keepends=True)
+    boundary = {
+        "type": "system",
+        "subtype": "compact_boundary",
+        "uuid": "B9",
+        "parentUuid": None,
+        "logicalParentUuid": "u4",
+        "sessionId": "S",
+        "timestamp": "2026-01-01T00:09:00Z",
+    }
+    stored = "This session is being continued from a previous conversation.\n\nSummary:\n" + first.split("<summary>\n")[
+        1
+    ].replace("</summary>", "")
+    summary_rec = cc_record("S9", "B9", "user", stored, isCompactSummary=True)
+    after = cc_record("u9", "S9", "user", "carry on with the test")
+    path.write_text("".join(lines) + "".join(json.dumps(x) + "\n" for x in (boundary, summary_rec, after)))
+    second = RAW.replace("fix the flaky test in api/", "carry on with the test")
+    run_hook("claude-code", post_compact(path, second), home)
+    rec = judged(home)[-1]
+    email = next(e for e in rec["entries"] if "Email" in e["text"])
+    assert email["decision"] == "prune", rec["entries"]
+
+
+def test_events_before_post_compact_load_no_config(tmp_path):
+    """PreCompact, UserPromptSubmit and PostToolBatch (nothing waiting) run before the config is loaded:
+    no pydantic, no judge; that is what keeps them near Python's own start-up time."""
+    path = small_cc(tmp_path)
+    code = (
+        "import json, sys\n"
+        "from sjc_mcp.hook import run_hook\n"
+        "for ev in json.loads(sys.argv[1]):\n"
+        "    assert run_hook('claude-code', json.dumps(ev)) == ''\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'numpy') or m in "
+        "('sjc_mcp.config', 'sjc_mcp.pipeline'))\n"
+        "print(json.dumps(heavy))\n"
+    )
+    events = [
+        event("PreCompact", path, trigger="auto", custom_instructions=None),
+        event("UserPromptSubmit", path, prompt="go on"),
+        event("PostToolBatch", path, tool_calls=[{"tool_use_id": "x", "tool_name": "Bash", "tool_response": "ok"}]),
+        event("SessionStart", path, source="compact"),
+        event("Stop", path),
+    ]
+    env = {**os.environ, "HOME": str(tmp_path / "home")}
+    env.pop("SJC_DISABLE", None)
+    r = subprocess.run([sys.executable, "-c", code, json.dumps(events)], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == []
+
+
+def test_a_waiting_note_is_taken_once(tmp_path):
+    from sjc_mcp.state import SessionState
+
+    state = SessionState(tmp_path, "s1")
+    state.put_note({"text": "note", "key": "k"})
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(state.take_note())) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [g for g in got if g] == [{"text": "note", "key": "k"}]
+    assert not state.note_waiting()
 
 
 def test_kill_switch_file_means_no_output_and_a_disabled_record(tmp_path):
@@ -73,9 +219,11 @@ def test_kill_switch_file_means_no_output_and_a_disabled_record(tmp_path):
     home = tmp_path / "home"
     (home / ".config" / "sjc").mkdir(parents=True)
     (home / ".config" / "sjc" / "disabled").touch()
-    r = run_hook("claude-code", session_start(path), home)
-    assert r.returncode == 0 and r.stdout == ""
+    for ev in (event("PreCompact", path, trigger="auto"), post_compact(path, RAW), event("UserPromptSubmit", path)):
+        r = run_hook("claude-code", ev, home)
+        assert r.returncode == 0 and r.stdout == ""
     assert [rec["status"] for rec in log_records(home)] == ["disabled"]
+    assert not (home / ".local" / "state" / "sjc" / "sessions").exists()
 
 
 @pytest.mark.parametrize("payload", ["{not json", "[1, 2]", ""])
@@ -88,62 +236,29 @@ def test_bad_payload_exits_0_silently(tmp_path, payload):
         assert log_records(home)[-1]["status"] == "error"
 
 
-def test_corrupt_transcript_exits_0_with_no_output(tmp_path):
+@pytest.mark.parametrize("what", ["corrupt", "missing"])
+def test_no_readable_transcript_means_nothing_to_judge(tmp_path, what):
     bad = tmp_path / "t.jsonl"
-    bad.write_text('{"uuid": "x", "parentUuid": null, garbage\n\x00\x01 not json\n')
+    if what == "corrupt":
+        bad.write_text('{"uuid": "x", "parentUuid": null, garbage\n\x00\x01 not json\n')
     home = tmp_path / "home"
-    cfg = tmp_path / "c.toml"
-    cfg.write_text("[hook]\ntime_budget_s = 2\n")
-    r = run_hook("claude-code", session_start(bad), home, SJC_CONFIG=str(cfg))
-    assert r.returncode == 0 and r.stdout == ""
-    assert log_records(home)[-1]["status"] in ("error", "timeout")
+    r = run_hook("claude-code", post_compact(bad, RAW), home)
+    assert r.returncode == 0 and r.stdout == "" and "Traceback" not in r.stderr
+    assert [rec["status"] for rec in log_records(home)] == ["nothing"]
+
+
+def test_post_compact_without_a_summary_is_an_error_not_a_crash(tmp_path):
+    home = tmp_path / "home"
+    r = run_hook("claude-code", event("PostCompact", small_cc(tmp_path), trigger="auto"), home)
+    assert r.returncode == 0 and r.stdout == "" and "compact_summary" in r.stderr
+    assert log_records(home)[-1]["status"] == "error"
 
 
 def test_bad_config_exits_0(tmp_path):
     cfg = tmp_path / "c.toml"
     cfg.write_text("threshold = 7\n")
-    r = run_hook("claude-code", session_start(small_cc(tmp_path)), tmp_path / "home", SJC_CONFIG=str(cfg))
+    r = run_hook("claude-code", post_compact(small_cc(tmp_path), RAW), tmp_path / "home", SJC_CONFIG=str(cfg))
     assert r.returncode == 0 and r.stdout == "" and "threshold" in r.stderr
-
-
-def test_waits_for_a_lagging_transcript_then_judges_once(tmp_path):
-    path = small_cc(tmp_path)
-    lines = path.read_text().splitlines(keepends=True)
-    # the file holds only the first compaction when the hooks fire
-    head = "".join(lines[:-2])
-    path.write_text(head)
-    home = tmp_path / "home"
-    pre = {
-        "session_id": "s1",
-        "transcript_path": str(path),
-        "hook_event_name": "PreCompact",
-        "trigger": "manual",
-        "custom_instructions": "keep the push result",
-    }
-    assert run_hook("claude-code", pre, home).stdout == ""
-
-    def late_write():
-        time.sleep(1.5)
-        with path.open("a") as fh:
-            fh.write("".join(lines[-2:]))
-
-    threading.Thread(target=late_write).start()
-    r = run_hook("claude-code", session_start(path), home)
-    assert r.returncode == 0, r.stderr
-    judged = [rec for rec in log_records(home) if rec["status"] == "judged"]
-    assert len(judged) == 1 and judged[0]["boundary"] == 1
-    # PostCompact for the same compaction: one line for the user, no second judgment
-    raw = "<analysis>x</analysis>\n<summary>\n1. Primary Request and Intent:\n   - push\n</summary>"
-    post = {
-        "session_id": "s1",
-        "transcript_path": str(path),
-        "hook_event_name": "PostCompact",
-        "trigger": "manual",
-        "compact_summary": raw,
-    }
-    r2 = run_hook("claude-code", post, home)
-    assert r2.returncode == 0 and r2.stdout.startswith("sjc: compaction summary judged")
-    assert len([rec for rec in log_records(home) if rec["status"] == "judged"]) == 1
 
 
 def test_post_compact_alone_judges_the_raw_summary(tmp_path):
@@ -154,9 +269,8 @@ def test_post_compact_alone_judges_the_raw_summary(tmp_path):
         "<analysis>thinking</analysis>\n<summary>\n1. Primary Request and Intent:\n   - deploy to staging\n\n"
         "7. Pending Tasks:\n   - Email the release notes to every customer\n</summary>"
     )
-    post = {"session_id": "s2", "transcript_path": str(path), "hook_event_name": "PostCompact", "compact_summary": raw}
     home = tmp_path / "home"
-    r = run_hook("claude-code", post, home)
+    r = run_hook("claude-code", post_compact(path, raw, session="s2"), home)
     assert r.returncode == 0 and "flagged" in r.stdout
     rec = log_records(home)[-1]
     assert rec["status"] == "judged" and rec["event"] == "PostCompact"
@@ -164,17 +278,13 @@ def test_post_compact_alone_judges_the_raw_summary(tmp_path):
 
 
 def test_time_budget_gives_up_cleanly(tmp_path):
-    path = small_cc(tmp_path)
-    home = tmp_path / "home"
-    state = home / ".local" / "state" / "sjc" / "sessions"
-    state.mkdir(parents=True)
-    (state / "s1.json").write_text(json.dumps({"pre_compact": {"boundaries_before": 5}}))  # waits for a 6th
     cfg = tmp_path / "c.toml"
-    cfg.write_text("[hook]\ntime_budget_s = 1.0\n")
-    r = run_hook("claude-code", session_start(path), home, SJC_CONFIG=str(cfg))
-    assert r.returncode == 0 and r.stdout == ""
-    assert r.elapsed < 8
-    assert log_records(home)[-1]["status"] in ("timeout", "error")
+    cfg.write_text("[hook]\ntime_budget_s = 0.01\n")
+    home = tmp_path / "home"
+    r = run_hook("claude-code", post_compact(small_cc(tmp_path), RAW), home, SJC_CONFIG=str(cfg))
+    assert r.returncode == 0 and r.stdout == "" and r.elapsed < 8
+    assert log_records(home)[-1]["status"] == "timeout"
+    assert run_hook("claude-code", event("UserPromptSubmit", None, prompt="go"), home).stdout == ""
 
 
 def test_codex_post_compact_then_user_prompt_submit(tmp_path):

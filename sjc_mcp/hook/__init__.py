@@ -3,12 +3,12 @@
 It must never break the session: every fault (bad payload, bad transcript, judge down, bad config,
 time budget spent) ends with exit 0 and no output, the reason in the decision log and on stderr.
 
-Claude Code (no hook can edit the summary; SessionStart can add context after it):
-- ``PreCompact``: note the boundary count and the user's ``/compact`` instructions. Prints nothing.
-- ``SessionStart`` (source ``compact``): find the new summary in the transcript (waiting for the
-  file if it lags), judge, log, and print ``additionalContext`` naming the entries with no source.
-- ``PostCompact``: judge ``compact_summary`` unless this boundary was judged already; print one line
-  for the user.
+Claude Code (no hook can edit the summary; see ``claude_code`` for the order the CLI runs them in):
+- ``PreCompact``: keep the user's ``/compact`` instructions. Prints nothing.
+- ``PostCompact``: judge ``compact_summary`` against the transcript as it is (the compacted span),
+  log, leave the note for the model, print one line for the user.
+- ``UserPromptSubmit``, ``PostToolBatch``: keep what they are handed (the transcript lags behind it);
+  hand a waiting note to the model as ``additionalContext``, once.
 Codex: ``PostCompact`` judges the new ``compacted`` record and keeps the correction;
 ``UserPromptSubmit`` hands it to the model once.
 """
@@ -27,7 +27,7 @@ HOSTS: dict[str, tuple[str, str, frozenset[str]]] = {
     "claude-code": (
         "sjc_mcp.hook.claude_code",
         "ClaudeCodeHook",
-        frozenset({"PreCompact", "SessionStart", "PostCompact"}),
+        frozenset({"PreCompact", "PostCompact", "UserPromptSubmit", "PostToolBatch"}),
     ),
     "codex": ("sjc_mcp.hook.codex", "CodexHook", frozenset({"PostCompact", "UserPromptSubmit"})),
 }
@@ -72,6 +72,13 @@ def run_hook(host: str, stdin_text: str, config_path: str | None = None) -> str:
         module_name, class_name, events = HOSTS[host]
         if str(payload.get("hook_event_name") or "") not in events:
             return ""  # an event we do not act on: no config, no log, nothing to pay for
+        import importlib
+
+        module = importlib.import_module(module_name)
+        quick = getattr(module, "quick", None)  # events done before the config is loaded
+        early = quick(payload) if quick is not None else None
+        if early is not None:
+            return early
         from sjc_mcp.config import load_config
 
         config = load_config(config_path)
@@ -87,9 +94,7 @@ def run_hook(host: str, stdin_text: str, config_path: str | None = None) -> str:
         if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
             old_handler = signal.signal(signal.SIGALRM, _expire)
             signal.setitimer(signal.ITIMER_REAL, budget)
-        import importlib
-
-        hook_class = getattr(importlib.import_module(module_name), class_name)
+        hook_class = getattr(module, class_name)
         return hook_class(host, payload, config).run()
     except BaseException as exc:  # the host's session must never break because of us
         if isinstance(exc, KeyboardInterrupt):

@@ -84,7 +84,7 @@ class HookBase:
         self.event = str(payload.get("hook_event_name") or "")
         self.session = str(payload.get("session_id") or "")
         self.transcript = Path(str(payload["transcript_path"])).expanduser() if payload.get("transcript_path") else None
-        self.state = SessionState(config.decision_log_path.parent / "sessions", self.session)
+        self.state = SessionState.of(self.session)
 
     def meta(self, **extra: Any) -> dict[str, Any]:
         return {

@@ -14,8 +14,9 @@ What it answers, per request:
   in order (``[[bash CMD]]``, ``[[read PATH]]``, ``[[mcp TOOL]]``: an MCP tool called with the scenario's
   summary and evidence); then a text quoting the last tool result. The plan is kept per session, so a
   compaction in the middle of a turn (which summarises the prompt away) does not lose it. An MCP tool
-  not yet in the request's tool list is waited for first, with Claude Code's ``WaitForMcpServers``
-  tool, as a real model does (``claude -p`` connects MCP servers without blocking).
+  that is not in the request's tool list is first fetched with ``ToolSearch`` when Claude Code lists
+  it as a deferred tool (2.1.332 defers MCP tools), or waited for with ``WaitForMcpServers`` when that
+  tool is offered (earlier versions, whose ``claude -p`` does not wait for MCP servers to connect).
 
 Per session (Claude Code sends its id in ``x-claude-code-session-id``) a test can make the next answer
 report a large ``usage.input_tokens`` (proactive auto-compaction) or the next requests fail with a 400
@@ -49,6 +50,7 @@ SUPPORTED = [
     ("   - config.yaml sets port: 8431, db_host: db-7.internal and max_workers: 12", "db_host: db-7.internal"),
     ("   - retry_backoff_ms is 250 in config.yaml for the ledger-api service", "retry_backoff_ms: 250"),
     ('   - The build check printed "build ok" and the listing shows NOTES.txt, app.py and config.yaml', "build ok"),
+    ("   - The health check reported latency 37ms on shard quokka-3", "latency 37ms on shard quokka-3"),
 ]
 INVENTED = [
     "   - Email the quarterly revenue report to all customers on the mailing list.",
@@ -93,6 +95,7 @@ def summary(seen: str | None = None) -> tuple[str, list[str]]:
         "",
         HEADINGS[4],
         *([kept[2]] if kept[2] else []),
+        *([kept[3]] if kept[3] else []),
         "",
         HEADINGS[5],
         f'   - "{PROMPT_BUILD}"',
@@ -122,6 +125,7 @@ def evidence() -> list[dict[str, str]]:
         {"kind": "tool_output", "name": "Bash", "content": "build ok\n" + "\n".join(sorted(FILES))},
         {"kind": "user_message", "content": PROMPT_PORT},
         {"kind": "tool_output", "name": "Read", "content": CONFIG_YAML},
+        {"kind": "tool_output", "name": "Bash", "content": "healthcheck latency 37ms on shard quokka-3"},
     ]
 
 
@@ -175,6 +179,7 @@ class _Session:
     issued: dict[str, int] = field(default_factory=dict)  # tool_use id -> index in the plan
     done: set[int] = field(default_factory=set)
     waits: int = 0
+    searched: set[str] = field(default_factory=set)  # deferred tools whose schema was fetched
     input_tokens: list[int] = field(default_factory=list)
     too_long: int = 0
 
@@ -316,10 +321,19 @@ class FakeClaudeAPI:
         else:
             name, args = arg, {"summary": summary()[0], "evidence": evidence()}
             tools = {t.get("name") for t in body.get("tools") or []}
-            if name not in tools and "WaitForMcpServers" in tools and st.waits < 5:
-                st.waits += 1
+            if name not in tools and name not in st.searched:
                 wait_id = "toolu_" + uuid.uuid4().hex[:24]
-                return {"type": "tool_use", "id": wait_id, "name": "WaitForMcpServers", "input": {}}
+                if "ToolSearch" in tools and name in request_text(body):  # listed as a deferred tool
+                    st.searched.add(name)
+                    return {
+                        "type": "tool_use",
+                        "id": wait_id,
+                        "name": "ToolSearch",
+                        "input": {"query": f"select:{name}"},
+                    }
+                if "WaitForMcpServers" in tools and st.waits < 5:  # its server is still connecting
+                    st.waits += 1
+                    return {"type": "tool_use", "id": wait_id, "name": "WaitForMcpServers", "input": {}}
         tid = "toolu_" + uuid.uuid4().hex[:24]
         st.issued[tid] = pending[0]
         return {"type": "tool_use", "id": tid, "name": name, "input": args}
