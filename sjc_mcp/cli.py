@@ -322,7 +322,7 @@ def _run_audit(args: argparse.Namespace) -> int:
         return 0
     if args.json:
         report.pop("scores", None)
-        print(json.dumps(report, indent=2, default=str))
+        print(json.dumps(report, default=str, ensure_ascii=False))
     else:
         audit.render_terminal(report, show_kept=args.all)
     return 0
