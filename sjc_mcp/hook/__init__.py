@@ -10,7 +10,8 @@ Claude Code (no hook can edit the summary; see ``claude_code`` for the order the
 - ``UserPromptSubmit``, ``PostToolBatch``: keep what they are handed (the transcript lags behind it);
   hand a waiting note to the model as ``additionalContext``, once.
 Codex: ``PostCompact`` judges the new ``compacted`` record and keeps the correction;
-``UserPromptSubmit`` hands it to the model once.
+``SessionStart`` (source ``compact``) hands it to the model in the very next request;
+``UserPromptSubmit`` hands over a note only if that did not happen.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ HOSTS: dict[str, tuple[str, str, frozenset[str]]] = {
         "ClaudeCodeHook",
         frozenset({"PreCompact", "PostCompact", "UserPromptSubmit", "PostToolBatch"}),
     ),
-    "codex": ("sjc_mcp.hook.codex", "CodexHook", frozenset({"PostCompact", "UserPromptSubmit"})),
+    "codex": ("sjc_mcp.hook.codex", "CodexHook", frozenset({"PostCompact", "SessionStart", "UserPromptSubmit"})),
 }
 
 
