@@ -12,7 +12,10 @@ Facts of the real CLI (2.1.332), each checked below:
   command is a warning, not an error.
 - ``marketplace add <folder>`` records ``{"source": "directory", "path": <folder>}``; installing a plugin
   whose source is ``"./"`` copies the whole folder, ignored files included (a ``.venv`` too), to
-  ``~/.claude/plugins/cache/<marketplace>/<plugin>/<version>/``.
+  ``~/.claude/plugins/cache/<marketplace>/<plugin>/<version>/``, yet runs the plugin from the folder itself:
+  edits there apply at once, and with the folder moved away the plugin fails to load ("cache-miss").
+  Probe hooks and an MCP command printing ``$CLAUDE_PLUGIN_ROOT`` saw the folder; for a git marketplace
+  they saw the cached copy.
 - A git marketplace is cloned (shallow, so git's smart HTTP protocol is needed; dumb HTTP fails) into
   ``~/.claude/plugins/marketplaces/<marketplace>/``; ``file://`` URLs are refused ("Invalid marketplace
   source format"); ``install <plugin> --marketplace <url>`` adds the marketplace and installs in one step.
@@ -230,6 +233,14 @@ def test_install_from_folder_tools_hooks_uninstall(tmp_path: Path, api: FakeMess
     assert (install / "build" / "not-tracked.txt").exists()
     assert host.plugins()[PLUGIN_ID]["readFromFolder"] == str(src)
     check_reported(host)
+    # the folder is read live: an edit of its plugin.json is what the CLI reports next
+    live = src / ".claude-plugin" / "plugin.json"
+    edited = manifest()
+    edited["mcpServers"]["sjc"]["command"] = "sjc-mcp-edited"
+    live.write_text(json.dumps(edited))
+    assert host.plugins()[PLUGIN_ID]["mcpServers"]["sjc"]["command"] == "sjc-mcp-edited"
+    shutil.copy2(ROOT / ".claude-plugin" / "plugin.json", live)
+    assert host.plugins()[PLUGIN_ID]["mcpServers"] == manifest()["mcpServers"]
 
     # one session: the model finds the sjc tools, loads prune_summary and calls it
     tool = TOOL_PREFIX + "prune_summary"
@@ -309,6 +320,7 @@ def test_install_from_git_url_in_one_step(tmp_path: Path, api: FakeMessages) -> 
     assert (clone / ".git").is_dir() and (clone / ".claude-plugin" / "marketplace.json").exists()
     (entry,) = host.read("plugins/installed_plugins.json")["plugins"][PLUGIN_ID]
     assert entry["gitCommitSha"] == sha
+    assert "readFromFolder" not in host.plugins()[PLUGIN_ID]  # runs from the cached copy
     install = Path(entry["installPath"])
     assert install == expected_installed(host)
     check_installed_copy(install)
