@@ -37,6 +37,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,6 +47,11 @@ import cc_plugin_fake
 import hostcli
 import pytest
 from cc_plugin_fake import FakeMessages, GitHttp
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib  # type: ignore[no-redef]
 
 pytestmark = pytest.mark.e2e
 
@@ -172,6 +178,13 @@ def check_settings_restored(host: Host, before: dict[str, Any]) -> None:
 
 
 def test_validate_manifests(tmp_path: Path, api: FakeMessages) -> None:
+    # one version everywhere: the package, the plugin and its marketplace entry
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    market = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text())
+    assert market["name"] == MARKETPLACE
+    (listed,) = [p for p in market["plugins"] if p["name"] == manifest()["name"] == "sjc"]
+    assert listed["source"] == "./"
+    assert listed["version"] == manifest()["version"] == project["version"]
     host = Host(tmp_path, api.url)
     src = plugin_copy(tmp_path / "src")
     out = json.loads(host.claude("plugin", "validate", "--json", str(src / ".claude-plugin" / "plugin.json")).stdout)
