@@ -39,8 +39,13 @@ KIND_LABEL = {
 
 
 def esc(x: Any) -> str:
-    """Any logged value as HTML text or a (double-quoted) attribute value."""
-    return html.escape("" if x is None else str(x), quote=False).replace('"', "&quot;")
+    """Any logged value as HTML text."""
+    return html.escape("" if x is None else str(x), quote=False)
+
+
+def attr(x: Any) -> str:
+    """Any logged value as a double-quoted attribute value."""
+    return esc(x).replace('"', "&quot;")
 
 
 def json_for_script(data: Any) -> str:
@@ -64,6 +69,8 @@ def _entry_html(e: dict[str, Any], b: dict[str, Any]) -> str:
 
 
 def _evidence_html(e: dict[str, Any]) -> str:
+    if e.get("quote") and e.get("reason") and str(e["quote"])[:60] in str(e["reason"]):
+        return ""  # the judge's reason already quotes it, with where it came from
     if not e.get("quote"):
         return '<div class="ev">Evidence: none found in the tool outputs, user messages or previous summary</div>'
     origin = f" ({esc(e['origin'])})" if e.get("origin") else ""
@@ -74,7 +81,7 @@ def _boundary_html(i: int, b: dict[str, Any]) -> str:
     kind = b.get("kind", "status")
     label = f"{b['session']} · boundary {'-' if b.get('boundary') is None else b['boundary']} · {b['boundary_id']}"
     head = (
-        f'<div class="boundary" id="b-{i}" data-session="{esc(b["session"])}" data-kind="{esc(kind)}">'
+        f'<div class="boundary" id="b-{i}" data-session="{attr(b["session"])}" data-kind="{attr(kind)}">'
         f"<h2>{esc(label)}</h2>"
     )
     tools = "".join(
@@ -98,7 +105,7 @@ def _boundary_html(i: int, b: dict[str, Any]) -> str:
         else ""
     )
     meta = (
-        f'<p class="meta"><span class="kind k-{esc(kind)}">{esc(KIND_LABEL.get(kind, kind))}</span>'
+        f'<p class="meta"><span class="kind k-{attr(kind)}">{esc(KIND_LABEL.get(kind, kind))}</span>'
         f"{esc(b.get('time'))} · {esc(b['judge'].get('name'))}/{esc(b['judge'].get('model'))} · threshold "
         f"{esc(b.get('threshold'))} · kept {esc(b['kept'])}, {verb} {esc(b['pruned'])}, unjudged {esc(b['unjudged'])}"
         f" · characters {esc(b['chars_before'])} → {esc(b['chars_after'])}{shadow} · tokens {esc(b['tokens_before'])}"
@@ -170,7 +177,7 @@ def render_html(report: dict[str, Any], log_path: str) -> str:
     boundaries = report["boundaries"]
     sessions = sorted({b["session"] for b in boundaries})
     session_opts = '<option value="">all sessions</option>' + "".join(
-        f'<option value="{esc(s)}">{esc(s)}</option>' for s in sessions
+        f'<option value="{attr(s)}">{esc(s)}</option>' for s in sessions
     )
     kinds = [k for k in ("enforced", "shadow", "judge") if any(b.get("kind") == k for b in boundaries)]
     kind_opts = '<option value="">all decisions</option>' + "".join(
@@ -189,7 +196,7 @@ def render_html(report: dict[str, Any], log_path: str) -> str:
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>sjc decision log</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="{csp}">
+<meta http-equiv="Content-Security-Policy" content="{attr(csp)}">
 <style>{(DATA / "report.css").read_text(encoding="utf-8")}</style></head><body>
 <h1>What sjc pruned, and why</h1>
 <p class="meta">{esc(log_path)} · {esc(tot.get("records", 0))} records · threshold in force {esc(th)}
