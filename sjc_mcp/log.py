@@ -69,7 +69,12 @@ def _write_anchor(path: Path, records: int, last: str) -> None:
         os.write(fd, json.dumps({"v": 1, "records": records, "hash": last}).encode() + b"\n")
     finally:
         os.close(fd)
-    os.replace(tmp, target)
+    try:
+        os.replace(tmp, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _last_hash(fd: int) -> str:
@@ -170,7 +175,12 @@ def append(path: str | os.PathLike[str], record: dict[str, Any]) -> dict[str, An
         if written != len(line):
             os.ftruncate(fd, size)
             raise OSError(f"short write to the decision log ({written} of {len(line)} bytes); record dropped")
-        _write_anchor(p, count + 1, rec["hash"])
+        try:
+            _write_anchor(p, count + 1, rec["hash"])
+        except OSError as exc:  # the record is in; `sjc audit --verify` will say the anchor lags
+            import sys
+
+            print(f"sjc: could not update the decision log's anchor {anchor_path(p)}: {exc}", file=sys.stderr)
         return rec
     finally:
         os.close(fd)  # closing releases the lock

@@ -100,3 +100,14 @@ def test_every_record_leaves_with_a_session_and_a_boundary_id(tmp_path):
     assert judged["session"] == pruned["session"] == "no-session:summary.md"
     assert (given["session"], given["boundary_id"]) == ("S", "B")
     assert status["boundary_id"].startswith("h:") and status["session"] == "S"
+
+
+def test_an_anchor_that_cannot_be_written_does_not_lose_the_record(tmp_path, capsys):
+    path = tmp_path / "d.jsonl"
+    decision_log.append(path, {"i": 0})
+    decision_log.anchor_path(path).unlink()
+    decision_log.anchor_path(path).mkdir()  # a folder where the anchor should be: it cannot be replaced
+    rec = decision_log.append(path, {"i": 1})
+    assert json.loads(path.read_text().splitlines()[-1]) == rec
+    assert "could not update the decision log's anchor" in capsys.readouterr().err
+    assert not list(tmp_path.glob(".*.tmp"))
