@@ -443,27 +443,43 @@ def _dump(msg: dict[str, Any]) -> bytes:
     return json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
+def _front(handshake: dict[str, Any] | None) -> Front | None:
+    if handshake is None:
+        return None
+    try:
+        return Front(handshake)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a damaged cache: the SDK alone serves
+        print(
+            f"sjc-mcp: the cached handshake answers are unusable ({type(exc).__name__}); starting on the SDK",
+            file=sys.stderr,
+        )
+        return None
+
+
 def serve(handshake: dict[str, Any] | None) -> int:
     rfile, wfile = _claim_stdio()
-    front = Front(handshake) if handshake is not None else None
+    front = _front(handshake)
     pending: list[str] = []
-    while front is not None:
-        line = rfile.readline()
-        if not line:
-            for reply in front.end():
+    try:
+        while front is not None:
+            line = rfile.readline()
+            if not line:
+                for reply in front.end():
+                    wfile.write(reply)
+                wfile.flush()
+                return 0
+            try:
+                replies = front.answer(line)
+            except _HandOver:
+                replies = None
+            if replies is None:
+                pending = [*front.replay, line.decode("utf-8", "replace")]
+                break
+            for reply in replies:
                 wfile.write(reply)
             wfile.flush()
-            return 0
-        try:
-            replies = front.answer(line)
-        except _HandOver:
-            replies = None
-        if replies is None:
-            pending = [*front.replay, line.decode("utf-8", "replace")]
-            break
-        for reply in replies:
-            wfile.write(reply)
-        wfile.flush()
+    except (BrokenPipeError, ConnectionResetError):  # the client went away
+        return 0
     handover(rfile, wfile, pending, front)
     return 0
 

@@ -408,3 +408,15 @@ def test_the_sdk_client_in_the_2026_protocol(tmp_path):
         "prune_tool_results",
     }
     assert not called.is_error and "Publish version 2.0" not in called.structured_content["pruned_summary"]
+
+
+def test_a_damaged_handshake_file_falls_back_to_the_sdk(tmp_path):
+    damaged = json.loads((ROOT / "sjc_mcp" / "data" / "mcp_handshake.json").read_text())
+    del damaged["answers"]
+    packaged = tmp_path / "mcp_handshake.json"
+    packaged.write_text(json.dumps(damaged))
+    code = (
+        f"import sys; from sjc_mcp import server_front as f; f.HANDSHAKE_FILE = {str(packaged)!r}; sys.exit(f.main())"
+    )
+    env = dict(os.environ, SJC_DECISION_LOG=str(tmp_path / "log.jsonl"))
+    assert _talk([sys.executable, "-c", code], CLAUDE_CODE_OPENING, env) == _talk(SDK_ONLY, CLAUDE_CODE_OPENING, env)
