@@ -152,9 +152,19 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def _backup(path: Path) -> Path:
-    backup = path.with_name(f"{path.name}.sjc-backup-{time.strftime('%Y%m%d-%H%M%S')}")
-    shutil.copy2(path, backup)
-    return backup
+    """A copy of ``path`` under a name no earlier backup has (``.sjc-backup-<time>``, then ``-2``, ``-3``…):
+    a backup is never overwritten, however quickly installs and uninstalls follow each other."""
+    stem = f"{path.name}.sjc-backup-{time.strftime('%Y%m%d-%H%M%S')}"
+    for n in range(1, 10_000):
+        backup = path.with_name(stem if n == 1 else f"{stem}-{n}")
+        try:
+            with backup.open("xb") as out, path.open("rb") as src:  # "x": fails if the name is taken
+                shutil.copyfileobj(src, out)
+        except FileExistsError:
+            continue
+        shutil.copystat(path, backup)
+        return backup
+    raise InputError(f"cannot find a free backup name for {path}")
 
 
 def _write_text(path: Path, text: str) -> Path | None:

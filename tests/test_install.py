@@ -79,3 +79,20 @@ def test_shipped_hook_files_match_what_install_writes():
 
 def test_shipped_codex_hooks_file_matches_what_install_writes():
     assert json.loads((ROOT / "hooks" / "codex-hooks.json").read_text())["hooks"] == hook_block("codex", "sjc")
+
+
+def test_backups_are_never_overwritten(isolated_home, monkeypatch):
+    """Install, uninstall, install again within one second: every backup keeps what it backed up."""
+    from sjc_mcp import install as inst
+
+    settings = isolated_home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    original = '{"model": "opus", "hooks": {}}\n'
+    settings.write_text(original)
+    monkeypatch.setattr(inst.time, "strftime", lambda fmt: "20261130-120000")  # all within one second
+    inst.install("claude-code", "user", command="/x/sjc")
+    inst.uninstall("claude-code", "user")
+    inst.install("claude-code", "user", command="/x/sjc")
+    backups = sorted(settings.parent.glob("settings.json.sjc-backup-*"))
+    assert len(backups) == 3
+    assert backups[0].read_text() == original  # the first backup still holds the user's own settings
