@@ -72,6 +72,10 @@ def evaluate(
     loo: bool = False,
     progress: bool = True,
 ) -> dict[str, Any]:
+    """Score every labelled entry and summarise. With ``loo``, each case is scored by lexical weights
+    fitted on the other cases, and ``group_out`` adds two harder splits: leave one set out (fit on the
+    real cases, score the synthetic ones, and the other way round: a kind of session never seen) and
+    leave one session out (both boundaries of a session go out together)."""
     from sjc_mcp.judges import make_judge
 
     if policy == "paper":
@@ -81,43 +85,86 @@ def evaluate(
     bar = _Progress(len(cases), progress)
     prepared = []
     for case in cases:
+        bar.step(case.id)
         parsed, request = case_request(case, config)
         prepared.append((case, parsed, request))
-    models: dict[str, Any] = {}
-    if loo:
-        from sjc_mcp.judges.lexical import LexicalJudge, fit_weights
+    bar.close()
+    meta = {
+        "cases": len(cases),
+        "labelled": sum(len(c.labels) for c in cases),
+        "threshold": config.threshold,
+        "margin": config.margin,
+        "policy": policy,
+    }
+    if not loo:
+        entries, by_case = _score(prepared, lambda _: judge, policy, config)
+        return summarise(entries, by_case, judge=judge.name, **meta)
+    from sjc_mcp.judges.lexical import LexicalJudge
 
-        feats = {case.id: _labelled_rows(case, parsed, request, policy) for case, parsed, request in prepared}
-        for case, _, _ in prepared:
-            rows = [r for cid, rs in feats.items() if cid != case.id for r in rs]
-            models[case.id] = LexicalJudge(fit_weights([r[0] for r in rows], [r[1] for r in rows]))
+    lexical = LexicalJudge()
+    feats = {case.id: lexical.features(request) for case, _, request in prepared}
+    rows = {c.id: _labelled_rows(c, parsed, request, policy, feats[c.id]) for c, parsed, request in prepared}
+    splits = {
+        "case": {c.id: c.id for c, _, _ in prepared},
+        "set": {c.id: c.origin for c, _, _ in prepared},
+        "session": {c.id: _session(c) for c, _, _ in prepared},
+    }
+    reports = {}
+    for name, group in splits.items():
+        models = _fit_out(rows, group)
+        entries, by_case = _score(prepared, lambda cid, m=models, g=group: m[g[cid]], policy, config, feats)
+        reports[name] = summarise(entries, by_case, judge=f"{judge.name} (leave-one-{name}-out)", **meta)
+    report = reports["case"]
+    report["group_out"] = {
+        name: {"overall": _metrics(r["entries"]), **{k: v for k, v in r["by_set"].items()}}
+        for name, r in reports.items()
+        if name != "case"
+    }
+    return report
+
+
+def _session(case: Case) -> str:
+    """Cases from one transcript (its first and second compaction) are one session."""
+    return case.boundary.session_id or case.id
+
+
+def _fit_out(rows: dict[str, list[tuple[list[float], bool]]], group: dict[str, str]) -> dict[str, Any]:
+    """For each group, lexical weights fitted on the cases of every other group."""
+    from sjc_mcp.judges.lexical import LexicalJudge, fit_weights
+
+    models = {}
+    for g in sorted(set(group.values())):
+        train = [r for cid, rs in rows.items() if group[cid] != g for r in rs]
+        models[g] = LexicalJudge(fit_weights([r[0] for r in train], [r[1] for r in train]))
+    return models
+
+
+def _score(prepared, pick, policy: str, config: Config, feats: dict[str, Any] | None = None):
     entries: list[dict[str, Any]] = []
     by_case = []
-    labelled = matched = 0
     th, mg = config.threshold, config.margin
     for case, parsed, request in prepared:
-        bar.step(case.id)
-        j = models.get(case.id, judge)
-        out = j.judge(request)
-        scores = {x.entry_id: x.score for x in out.judgments}
-        hits = match_labels(parsed, case.labels)
-        labelled += len(case.labels)
+        j = pick(case.id)
+        out = j.judge(request, feats[case.id]) if feats is not None else j.judge(request)
+        scores = {x.entry_id: x for x in out.judgments}
         rows = []
-        for lab, entry in zip(case.labels, hits, strict=True):
+        for lab, entry in zip(case.labels, match_labels(parsed, case.labels), strict=True):
             if entry is None:
                 continue
-            matched += 1
-            score = scores.get(entry.id)
+            got = scores.get(entry.id)
+            score = got.score if got else None
             decision, _ = decide(score, th, mg)
             rows.append(
                 {
                     "case": case.id,
+                    "set": case.origin,
                     "section": lab.section,
                     "entry": lab.entry,
                     "supported": _supported(lab, policy),
                     "source": lab.source,
                     "score": score,
                     "decision": decision,
+                    "reason": got.reason if got else None,
                 }
             )
         entries += rows
@@ -131,25 +178,14 @@ def evaluate(
                 "pruned": sum(r["decision"] == "prune" for r in rows),
             }
         )
-    bar.close()
-    return summarise(
-        entries,
-        by_case,
-        cases=len(cases),
-        labelled=labelled,
-        matched=matched,
-        threshold=th,
-        margin=mg,
-        judge=f"{judge.name}{' (leave-one-case-out)' if loo else ''}",
-        policy=policy,
-    )
+    return entries, by_case
 
 
-def _labelled_rows(case: Case, parsed, request, policy: str) -> list[tuple[list[float], bool]]:
-    from sjc_mcp.judges.lexical import LexicalJudge
+def _labelled_rows(case: Case, parsed, request, policy: str, feats=None) -> list[tuple[list[float], bool]]:
+    from sjc_mcp.judges.lexical import FEATURES, LexicalJudge
 
-    feats = LexicalJudge().feature_vectors(request)
-    by_id = {e.id: f for e, f in zip(request.entries, feats, strict=True)}
+    feats = feats if feats is not None else LexicalJudge().features(request)
+    by_id = {e.id: [f[k] for k in FEATURES] for e, (f, _) in zip(request.entries, feats, strict=True)}
     out = []
     for lab, entry in zip(case.labels, match_labels(parsed, case.labels), strict=True):
         if entry is not None:
@@ -157,20 +193,50 @@ def _labelled_rows(case: Case, parsed, request, policy: str) -> list[tuple[list[
     return out
 
 
-def summarise(entries: list[dict[str, Any]], by_case: list[dict[str, Any]], **meta: Any) -> dict[str, Any]:
-    th, mg = meta["threshold"], meta["margin"]
-    scored = [r for r in entries if r["score"] is not None]
+def _metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """AUROC overall and in forward-looking sections; precision and recall of "kept"; unsupported removed."""
+    scored = [r for r in rows if r["score"] is not None]
     fwd = [r for r in scored if is_forward(r["section"])]
-    kept = [r for r in entries if r["decision"] != "prune"]
-    sup = [r for r in entries if r["supported"]]
+    kept = [r for r in rows if r["decision"] != "prune"]
+    sup = [r for r in rows if r["supported"]]
+    uns = [r for r in rows if not r["supported"]]
+
+    def ratio(a: int, b: int) -> float | None:
+        return round(a / b, 4) if b else None
+
+    def roc(rs: list[dict[str, Any]]) -> float | None:
+        a = auroc([r["score"] for r in rs], [r["supported"] for r in rs])
+        return None if a is None else round(a, 4)
+
+    return {
+        "entries": len(rows),
+        "auroc": roc(scored),
+        "auroc_forward": roc(fwd),
+        "forward_entries": len(fwd),
+        "precision_supported": ratio(sum(r["supported"] for r in kept), len(kept)),
+        "recall_supported": ratio(sum(r["decision"] != "prune" for r in sup), len(sup)),
+        "unsupported_removed": ratio(sum(r["decision"] == "prune" for r in uns), len(uns)),
+        "unsupported": len(uns),
+    }
+
+
+def summarise(entries: list[dict[str, Any]], by_case: list[dict[str, Any]], **meta: Any) -> dict[str, Any]:
+    mg = meta["margin"]
+    scored = [r for r in entries if r["score"] is not None]
+    overall = _metrics(entries)
     by_section: dict[str, dict[str, Any]] = {}
-    for r in entries:
-        s = by_section.setdefault(r["section"], {"entries": 0, "pruned": 0, "supported": 0})
-        s["entries"] += 1
-        s["pruned"] += r["decision"] == "prune"
-        s["supported"] += r["supported"]
-    for s in by_section.values():
-        s["pruned_share"] = round(s["pruned"] / s["entries"], 3)
+    for name in sorted({r["section"] for r in entries}):
+        rows = [r for r in entries if r["section"] == name]
+        m = _metrics(rows)
+        by_section[name] = {
+            "entries": len(rows),
+            "pruned": sum(r["decision"] == "prune" for r in rows),
+            "supported": sum(r["supported"] for r in rows),
+            "pruned_share": round(sum(r["decision"] == "prune" for r in rows) / len(rows), 3),
+            "auroc": m["auroc"],
+            "forward": is_forward(name),
+        }
+    by_set = {s: _metrics([r for r in entries if r.get("set") == s]) for s in sorted({r.get("set") for r in entries})}
     hist = [0] * 10
     for r in scored:
         hist[min(9, int(r["score"] * 10))] += 1
@@ -182,22 +248,39 @@ def summarise(entries: list[dict[str, Any]], by_case: list[dict[str, Any]], **me
     return {
         "cases": meta["cases"],
         "entries_labelled": meta["labelled"],
-        "entries_matched": meta["matched"],
+        "entries_matched": len(entries),
         "judge": meta["judge"],
         "policy": meta["policy"],
-        "auroc": auroc([r["score"] for r in scored], [r["supported"] for r in scored]),
-        "auroc_reasoning": auroc([r["score"] for r in fwd], [r["supported"] for r in fwd]),
-        "reasoning_entries": len(fwd),
-        "precision_supported": round(sum(r["supported"] for r in kept) / len(kept), 4) if kept else None,
-        "recall_supported": round(sum(r["decision"] != "prune" for r in sup) / len(sup), 4) if sup else None,
-        "threshold": th,
+        "auroc": overall["auroc"],
+        "auroc_reasoning": overall["auroc_forward"],
+        "reasoning_entries": overall["forward_entries"],
+        "precision_supported": overall["precision_supported"],
+        "recall_supported": overall["recall_supported"],
+        "unsupported_removed": overall["unsupported_removed"],
+        "threshold": meta["threshold"],
         "margin": mg,
         "histogram": hist,
         "pruned_by_threshold": curve,
+        "by_set": by_set,
         "by_case": by_case,
         "by_section": by_section,
         "entries": entries,
     }
+
+
+def _row(name: str, m: dict[str, Any]) -> str:
+    def f(x: float | None) -> str:
+        return "  n/a" if x is None else f"{x:.3f}"
+
+    return (
+        f"  {name[:26]:26} {m['entries']:5} {f(m['auroc'])}  {f(m['auroc_forward'])} ({m['forward_entries']:3})  "
+        f"{f(m['precision_supported'])}  {f(m['recall_supported'])}  {f(m['unsupported_removed'])}"
+    )
+
+
+_HEAD = "  {:26} {:>5} {:>5}  {:>11}  {:>5}  {:>5}  {:>5}".format(
+    "", "n", "AUROC", "forward (n)", "prec", "recall", "unsup removed"
+)
 
 
 def render_text(report: dict[str, Any]) -> str:
@@ -212,17 +295,27 @@ def render_text(report: dict[str, Any]) -> str:
         f"AUROC forward-looking sections {f(report['auroc_reasoning'])}  ({report['reasoning_entries']} entries)",
         f"kept entries that are supported (precision) {f(report['precision_supported'])}",
         f"supported entries kept (recall)             {f(report['recall_supported'])}",
+        f"unsupported entries removed                 {f(report['unsupported_removed'])}",
         "",
-        "per case:",
+        "per set (prec = kept entries that are supported, recall = supported entries kept):",
+        _HEAD,
     ]
+    lines += [_row(name, m) for name, m in report["by_set"].items()]
+    for split, parts in report.get("group_out", {}).items():
+        what = "fitted on the other set" if split == "set" else "fitted on the other sessions"
+        lines += ["", f"leave one {split} out ({what}):", _HEAD]
+        lines += [_row(name, m) for name, m in parts.items()]
+    lines += ["", "per case:"]
     for c in report["by_case"]:
         lines.append(
             f"  {c['case']:24} {c['origin']:9} entries {c['entries']:3}  pruned {c['pruned']:3}  AUROC {f(c['auroc'])}"
         )
-    lines += ["", "pruned share per section:"]
+    lines += ["", "per section (* forward-looking): pruned/entries, supported, AUROC"]
     for name, s in sorted(report["by_section"].items(), key=lambda kv: -kv[1]["entries"]):
+        mark = "*" if s["forward"] else " "
         lines.append(
-            f"  {name[:34]:34} {s['pruned']:3}/{s['entries']:<3} ({s['pruned_share']:.0%}), supported {s['supported']}"
+            f" {mark}{name[:34]:34} {s['pruned']:3}/{s['entries']:<3} ({s['pruned_share']:.0%}), "
+            f"supported {s['supported']:3}  AUROC {f(s['auroc'])}"
         )
     lines += [
         "",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 
@@ -25,22 +24,6 @@ def auroc(scores: Sequence[float], labels: Sequence[bool]) -> float | None:
     return (rank_sum - pos * (pos + 1) / 2) / (pos * neg)
 
 
-def _solve(a: list[list[float]], b: list[float]) -> list[float]:
-    n = len(b)
-    m = [[*row, b[i]] for i, row in enumerate(a)]
-    for c in range(n):
-        piv = max(range(c, n), key=lambda r: abs(m[r][c]))
-        m[c], m[piv] = m[piv], m[c]
-        if abs(m[c][c]) < 1e-12:
-            continue
-        for r in range(n):
-            if r != c:
-                f = m[r][c] / m[c][c]
-                for k in range(c, n + 1):
-                    m[r][k] -= f * m[c][k]
-    return [m[i][n] / m[i][i] if abs(m[i][i]) > 1e-12 else 0.0 for i in range(n)]
-
-
 def fit_logistic(
     rows: Sequence[Sequence[float]],
     ys: Sequence[bool],
@@ -48,31 +31,22 @@ def fit_logistic(
     iters: int = 50,
     sample_weight: Sequence[float] | None = None,
 ) -> list[float]:
-    """Weights ``[bias, w1, …]`` of an L2-regularised logistic regression (the bias is not penalised)."""
-    n_feat = len(rows[0]) + 1
-    x = [[1.0, *r] for r in rows]
-    sw = list(sample_weight) if sample_weight is not None else [1.0] * len(rows)
-    w = [0.0] * n_feat
+    """Weights ``[bias, w1, …]`` of an L2-regularised logistic regression (the bias is not penalised),
+    fitted by Newton steps."""
+    import numpy as np
+
+    x = np.hstack([np.ones((len(rows), 1)), np.asarray(rows, dtype=np.float64)])
+    y = np.asarray([1.0 if v else 0.0 for v in ys])
+    sw = np.asarray(sample_weight, dtype=np.float64) if sample_weight is not None else np.ones(len(rows))
+    penalty = np.full(x.shape[1], float(l2))
+    penalty[0] = 0.0
+    w = np.zeros(x.shape[1])
     for _ in range(iters):
-        grad = [0.0] * n_feat
-        hess = [[0.0] * n_feat for _ in range(n_feat)]
-        for xi, yi, si in zip(x, ys, sw, strict=True):
-            z = sum(a * b for a, b in zip(w, xi, strict=True))
-            p = 1.0 / (1.0 + math.exp(-max(-35.0, min(35.0, z))))
-            g = (p - (1.0 if yi else 0.0)) * si
-            h = p * (1 - p) * si
-            for a in range(n_feat):
-                grad[a] += g * xi[a]
-                for b in range(a, n_feat):
-                    hess[a][b] += h * xi[a] * xi[b]
-        for a in range(1, n_feat):
-            grad[a] += l2 * w[a]
-            hess[a][a] += l2
-        for a in range(n_feat):
-            for b in range(a):
-                hess[a][b] = hess[b][a]
-        step = _solve(hess, grad)
-        w = [wi - si for wi, si in zip(w, step, strict=True)]
-        if max(abs(s) for s in step) < 1e-7:
+        p = 1.0 / (1.0 + np.exp(-np.clip(x @ w, -35.0, 35.0)))
+        grad = x.T @ ((p - y) * sw) + penalty * w
+        hess = (x * (p * (1 - p) * sw)[:, None]).T @ x + np.diag(penalty)
+        step = np.linalg.lstsq(hess, grad, rcond=None)[0]
+        w = w - step
+        if float(np.max(np.abs(step))) < 1e-9:
             break
-    return w
+    return [float(v) for v in w]

@@ -120,6 +120,10 @@ class JudgeRequest(BaseModel):
         default_factory=list,
         description="the agent's own prose from the span: never a source, but tells plans from facts",
     )
+    sources: list[Source] = Field(
+        default_factory=list,
+        description="every source the evidence was cut from, in span order (a chunk's ``source`` indexes it)",
+    )
 
 
 class Judgment(BaseModel):
@@ -128,6 +132,7 @@ class Judgment(BaseModel):
     quote: str | None = None
     origin: Origin | None = None
     contradicted: bool = False
+    reason: str | None = Field(default=None, description="why: the quote and where it came from, or why none")
 
 
 class JudgeOutput(BaseModel):
@@ -148,6 +153,7 @@ class EntryResult(BaseModel):
     contradicted: bool = False
     quote: str | None = None
     origin: str | None = None
+    reason: str | None = None
 
 
 class JudgeInfo(BaseModel):

@@ -1,13 +1,24 @@
 """The offline judge: deterministic, no network, no key.
 
-For each entry it asks how much of the entry's informative content (code spans, identifiers, paths,
-numbers, rare words) the evidence retrieved for it contains, weighted by rarity; whether its exact
-identifiers occur in any source; whether its wording is a plan or directive, in a forward-looking
-section, with nothing behind it; and whether it restates the agent's own prose better than any
-source; whether it states a value where the evidence, around the same words, states another
-(``contradicted``). Two small logistic models (forward-looking sections, and the rest) turn these
-signals into a probability; the evidence line that covers the entry best, or the conflicting line,
-is returned as the quote. The weights ship in ``sjc_mcp/data/lexical_weights.json``, fitted on the
+For each entry it reads signals of provenance from what the environment did, not from wording alone:
+
+- **coverage**: how much of the entry's informative content (identifiers, paths, numbers, rare words)
+  the evidence retrieved for it contains, weighted by rarity, per chunk and per three-line window;
+  whether its exact identifiers occur in the evidence;
+- **completed actions**: an entry worded as done ("Pushed to origin", "✅ Add X to Y", "all tests
+  pass") is backed when a call of that kind succeeded in the span (a push, a commit, a passing test
+  run, an install, a write or edit naming what the entry names), and not when no such call ran;
+- **values**: a number with its unit or the thing it counts, compared with what the matching evidence
+  states for the same thing (``contradicted`` when it states only another value; and the test
+  definitions an edit adds against "added N tests");
+- **the user's words**: how much of one user message the entry restates, in any section;
+- **the agent's own words**: whether the entry restates the agent's prose better than any source,
+  and states numbers only that prose gives (its own tallies);
+- **wording**: a plan, directive or constraint with no user message behind it; restating the task.
+
+Two small logistic models (forward-looking sections, and the rest) turn these into a probability,
+and every judgment carries a one-line ``reason``: the quote and where it came from, or why nothing
+supports the entry. The weights ship in ``sjc_mcp/data/lexical_weights.json``, fitted on the
 labelled dev cases by ``sjc calibrate``.
 """
 
@@ -15,173 +26,29 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
-from sjc_mcp.models import Chunk, JudgeOutput, JudgeRequest, Judgment
-from sjc_mcp.text import STOPWORDS, is_forward_section
+from sjc_mcp.judges._signals_entry import FEATURES, Span, signals
+from sjc_mcp.judges._signals_reason import Finding, reason
+from sjc_mcp.judges._signals_text import anchors, found, words
+from sjc_mcp.judges._signals_values import contradiction
+from sjc_mcp.models import JudgeOutput, JudgeRequest, Judgment, Origin
 
-_CODE = re.compile(r"`([^`\n]+)`")
-_QUOTED = re.compile(r"\"([^\"\n]{3,120})\"")
-_IDENT = re.compile(r"[A-Za-z0-9_$@#~+-]*(?:[./:][A-Za-z0-9_$@#~+-]+)+|[A-Za-z_]*\d[\w.]*|[a-z]+[A-Z]\w*|\w+_\w+")
-_WORD = re.compile(r"[a-z0-9]{3,}")
-_DIRECTIVE_START = re.compile(
-    r"^(?:\[?(?:todo|pending|next)\]?\s*:?\s*)?(add|run|open|commit|push|write|check|verify|implement|create|fix|"
-    r"update|consider|investigate|send|report|ask|wait|time|document|review|test|deploy|merge|refactor|"
-    r"remove|delete|rename|move|make|ensure|confirm|continue|finish|complete|re-run|rerun|audit|post|"
-    r"tell|notify|monitor|follow|plan|prepare|set up|setup|address|handle|bring|explore|look|discuss|"
-    r"resolve|clean|benchmark|measure|profile|migrate|publish|release|ship|draft|file|schedule)\b",
-    re.IGNORECASE,
-)
-_DIRECTIVE_CUE = re.compile(
-    r"\b(should|must|need(?:s)? to|will|going to|next step|to do|todo|plan(?:ned)? to|later|once .* is|"
-    r"before handing|afterwards)\b",
-    re.IGNORECASE,
-)
-
-
-def _words(text: str) -> set[str]:
-    return set(_WORD.findall(text.lower())) - STOPWORDS
-
-
-def anchors(text: str) -> set[str]:
-    """Exact strings an entry names: code spans, quoted strings, identifiers, paths, numbers."""
-    out: set[str] = set()
-    for m in _CODE.findall(text):
-        out.add(m.strip())
-    for m in _QUOTED.findall(text):
-        if len(m.split()) <= 4:
-            out.add(m.strip())
-    prose = _CODE.sub(" ", text)
-    for m in _IDENT.findall(prose):
-        m = m.strip(".:,;-")
-        if len(m) >= 3 and not m.isalpha():
-            out.add(m)
-    return {a for a in out if len(a) >= 2}
-
-
-_NUM = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?!\w)(?!\.\d)")
-_BEFORE = re.compile(r"([A-Za-z_][\w-]{2,})[ :=]{1,3}$")
-_AFTER = re.compile(r"^[ ]?([A-Za-z_][\w-]{2,})")
-
-
-def _norm_num(n: str) -> str:
-    return n.replace(",", "").rstrip(".")
-
-
-def found(anchor: str, text: str) -> bool:
-    """Is ``anchor`` in ``text`` as a whole token (a dotted or pathed identifier must match whole)?"""
-    start = text.find(anchor)
-    while start != -1:
-        before = text[start - 1] if start else " "
-        end = start + len(anchor)
-        after = text[end] if end < len(text) else " "
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-            return True
-        start = text.find(anchor, start + 1)
-    return False
-
-
-def contradiction(entry: str, texts: list[str], everything: str | None = None) -> str | None:
-    """An evidence line stating another value in the same place as one of the entry's values, or None.
-
-    Each number the entry states next to a word ("3 failed", "port 5432", "Python 3.12") becomes a
-    pattern with the number left open; so does each identifier with digits that the evidence lacks
-    ("localhost:5432/orders", "7m14s"). If the evidence fills a pattern only with other values, never
-    with the entry's, the entry contradicts it: the first such line is returned as the quote."""
-    joined = "\n".join(texts)
-    probes: list[tuple[re.Pattern[str], tuple[str, ...]]] = []
-    plain = _CODE.sub(lambda c: c.group(1), entry)
-    for m in _NUM.finditer(plain):
-        around = plain[max(0, m.start() - 1) : m.start()] + plain[m.end() : m.end() + 1]
-        if any(ch in "+-*/^" for ch in around):  # "N+1", "12+", ranges: not a stated value
-            continue
-        value = (_norm_num(m.group(0)),)
-        before = _BEFORE.search(plain[max(0, m.start() - 40) : m.start()])
-        after = _AFTER.match(plain[m.end() : m.end() + 40])
-        if (
-            before
-            and before.group(1).lower() not in STOPWORDS
-            and not re.search(r"[-/.]$", plain[: max(0, m.start() - 40) + before.start(1)])
-        ):
-            pat = r"(?<!\w)" + re.escape(before.group(1)) + r"[ :=]{0,3}(\d[\d,]*(?:\.\d+)?)(?!\w)(?!\.\d)"
-            probes.append((re.compile(pat, re.IGNORECASE), value))
-        if after and after.group(1).lower() not in STOPWORDS:
-            pat = r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)[ ]{0,2}" + re.escape(after.group(1)) + r"(?!\w)"
-            probes.append((re.compile(pat, re.IGNORECASE), value))
-    for a in anchors(entry):
-        parts = re.split(r"(\d+)", a)
-        digits = tuple(p for p in parts if p.isdigit())
-        if not digits or len(a) < 5 or found(a, joined):
-            continue
-        if not re.search(r"[A-Za-z:/=@]", a):  # a bare date or version: too common to pin a value on
-            continue
-        pat = "".join(r"(\d+)" if p.isdigit() else re.escape(p) for p in parts)
-        probes.append((re.compile(r"(?<![\w.])" + pat + r"(?!\w)"), digits))
-    for rx, value in probes:
-        if any(tuple(_norm_num(g) for g in mm.groups()) == value for mm in rx.finditer(joined)):
-            continue
-        if all(len(v) >= 4 and found(v, joined) for v in value):  # a long number found anywhere is not in doubt
-            continue
-        seen: list[tuple[tuple[str, ...], str, int, int]] = []
-        for t in texts:
-            for mm in rx.finditer(t):
-                got = tuple(_norm_num(g) for g in mm.groups())
-                seen.append((got, t, mm.start(), mm.end()))
-        if not seen or any(got == value for got, _, _, _ in seen):
-            continue
-        _, t, a0, b0 = seen[0]
-        a1 = t.rfind("\n", 0, a0) + 1
-        b1 = t.find("\n", b0)
-        return t[a1 : b1 if b1 != -1 else len(t)].strip()[:240]
-    return None
-
-
-FEATURES = (
-    "coverage",
-    "best_chunk",
-    "mass",
-    "anchor",
-    "no_anchor",
-    "missing_anchor",
-    "missing_num",
-    "contradicted",
-    "directive",
-    "forward",
-    "prose",
-    "user",
-    "previous",
-    "directive_nouser",
-    "short",
-    "best_window",
-    "inference",
-    "constraint_nouser",
-    "task_only",
-    "user_restated",
-)
-
-_CONSTRAINT = re.compile(
-    r"^(?:\*\*)?(never|do not|don't|keep|avoid|always|only|must|no |goal|requirement|constraint|use only)\b",
-    re.IGNORECASE,
-)
-
-_INFERENCE = re.compile(
-    r"\b(so that|so the|so it|therefore|which means|meaning|never|always|at all times|guarantee[sd]?|unaffected|"
-    r"well under|as intended|correctly|should|likely|probably|appears to|seems|must have|no longer|entirely)\b",
-    re.IGNORECASE,
-)
+__all__ = ["FEATURES", "LexicalJudge", "Weights", "anchors", "contradiction", "fit_weights", "found", "make"]
 
 # used only if the shipped weights file is missing
 _FALLBACK = {
     "bias": -1.2,
-    "coverage": 3.4,
+    "best_window": 3.4,
     "anchor": 1.6,
     "no_anchor": -0.2,
     "directive": -1.3,
     "forward": -1.1,
     "prose": -1.5,
     "contradicted": -3.0,
+    "done_backed": 2.0,
+    "tally": -1.5,
 }
 
 
@@ -277,6 +144,11 @@ def fit_weights(rows: list[list[float]], ys: list[bool]) -> Weights:
     return Weights(models[0], models[1])
 
 
+# A contradicted value is not a matter of degree: whatever else the entry shares with the evidence,
+# its score is held below this.
+CONTRADICTED_CAP = 0.2
+
+
 class LexicalJudge:
     name = "lexical"
     model = "lexical-1"
@@ -284,129 +156,53 @@ class LexicalJudge:
     def __init__(self, weights: Weights | None = None) -> None:
         self.weights = weights or Weights.default()
 
-    def features(self, request: JudgeRequest) -> list[tuple[dict[str, float], Chunk | None, str | None, bool]]:
-        chunks = {c.id: c for c in request.evidence}
-        # each chunk's lines and their words, computed once: chunk words, windows and quotes use them
-        chunk_lines = {cid: [(ln, _words(ln)) for ln in c.text.splitlines() if ln.strip()] for cid, c in chunks.items()}
-        chunk_words = {cid: set().union(*(w for _, w in lines)) for cid, lines in chunk_lines.items()}
-        n_docs = max(1, len(chunks))
-        df: dict[str, int] = {}
-        for ws in chunk_words.values():
-            for w in ws:
-                df[w] = df.get(w, 0) + 1
-        all_text = "\n".join(c.text for c in request.evidence)
-        user_ids = [cid for cid, c in chunks.items() if c.origin.kind == "user_message"]
-        prev_ids = [cid for cid, c in chunks.items() if c.origin.kind == "previous_summary"]
-        prose_words = [_words(p) for p in request.assistant_prose]
-        task_words = _words(request.task or "")
-        windows: dict[int, list[set[str]]] = {}
-        for cid, lines in chunk_lines.items():
-            ws = [w for _, w in lines]
-            windows[cid] = (
-                [ws[i] | ws[i + 1] | ws[i + 2] for i in range(len(ws) - 2)]
-                if len(ws) > 2
-                else ([set().union(*ws)] if ws else [])
-            )
-        out = []
-        for e in request.entries:
-            ew = _words(e.text)
-            weight = {w: math.log(1 + n_docs / (1 + df.get(w, 0))) for w in ew}
-            total = sum(weight.values()) or 1.0
+    def features(self, request: JudgeRequest) -> list[tuple[dict[str, float], Finding]]:
+        """Each entry's signals (what the models weigh) and finding (what its reason is written from)."""
+        span = Span(request)
+        return [signals(span, e.text, e.section, e.evidence) for e in request.entries]
 
-            def cov(words: set[str], weight: dict[str, float] = weight, total: float = total) -> float:
-                return sum(map(weight.__getitem__, weight.keys() & words)) / total
-
-            mine = [cid for cid in e.evidence if cid in chunks]
-            seen: set[str] = set()
-            for cid in mine:
-                seen |= chunk_words[cid]
-            coverage = cov(seen) if ew else 0.0
-            best_chunk = max((cov(chunk_words[cid]) for cid in mine), default=0.0) if ew else 0.0
-            user = max((cov(chunk_words[cid]) for cid in user_ids), default=0.0) if ew else 0.0
-            previous = max((cov(chunk_words[cid]) for cid in prev_ids), default=0.0) if ew else 0.0
-            # how much of one user message the entry restates (a short request covered by a longer entry)
-            user_restated = (
-                max((len(ew & chunk_words[cid]) / max(3, len(chunk_words[cid])) for cid in user_ids), default=0.0)
-                if ew
-                else 0.0
-            )
-            an = anchors(e.text)
-            hits = sum(1 for a in an if a in all_text and found(a, all_text))
-            nums = {_norm_num(n) for n in _NUM.findall(e.text)}
-            mine_text = "\n".join(chunks[c].text for c in mine)
-            present = {_norm_num(n) for n in _NUM.findall(mine_text)} if nums else set()
-            conflict = contradiction(e.text, [chunks[c].text for c in mine], all_text) if mine else None
-            directive = 1.0 if _DIRECTIVE_START.match(e.text.lstrip("-*+ 0123456789.)")) else 0.0
-            if not directive and _DIRECTIVE_CUE.search(e.text):
-                directive = 0.5
-            prose_cov = max((cov(pw) for pw in prose_words), default=0.0) if ew else 0.0
-            feats = {
-                "coverage": coverage,
-                "best_chunk": best_chunk,
-                "mass": math.log1p(sum(v for w, v in weight.items() if w in seen)) / 3,
-                "anchor": hits / len(an) if an else 0.0,
-                "no_anchor": 0.0 if an else 1.0,
-                "missing_anchor": math.log1p(len(an) - hits) / 2,
-                "missing_num": (sum(1 for n in nums if n not in present) / len(nums)) if nums else 0.0,
-                "contradicted": 1.0 if conflict else 0.0,
-                "directive": directive,
-                "forward": 1.0 if is_forward_section(e.section) else 0.0,
-                "prose": max(0.0, prose_cov - best_chunk),
-                "user": user,
-                "previous": previous,
-                "directive_nouser": directive * (1.0 - user),
-                "short": 1.0 / (1.0 + len(ew)),
-                "best_window": max((cov(w) for cid in mine for w in windows[cid]), default=0.0) if ew else 0.0,
-                "inference": 1.0 if _INFERENCE.search(e.text) else 0.0,
-                "constraint_nouser": (1.0 - max(user, previous))
-                if _CONSTRAINT.match(e.text.lstrip("-*+ 0123456789.)"))
-                else 0.0,
-                "task_only": max(0.0, cov(task_words) - max(best_chunk, user, previous)) if ew and task_words else 0.0,
-                "user_restated": user_restated,
-            }
-            if conflict:
-                best = next((chunks[c] for c in mine if conflict in chunks[c].text), None)
-                out.append((feats, best, conflict, True))
-            else:
-                best, quote = self._quote(weight, [(chunks[c], chunk_lines[c]) for c in mine])
-                out.append((feats, best, quote, False))
-        return out
-
-    @staticmethod
-    def _quote(
-        weight: dict[str, float], chunks: list[tuple[Chunk, list[tuple[str, set[str]]]]]
-    ) -> tuple[Chunk | None, str | None]:
-        """The evidence line that covers the entry's weighted words best."""
-        best: tuple[float, Chunk | None, str | None] = (0.0, None, None)
-        for c, lines in chunks:
-            for line, lw in lines:
-                common = lw & weight.keys()
-                if common:
-                    s = sum(weight[w] for w in common)
-                    if s > best[0]:
-                        best = (s, c, line.strip()[:240])
-        return best[1], best[2]
+    def feature_vectors(self, request: JudgeRequest) -> list[list[float]]:
+        return [[f[k] for k in FEATURES] for f, _ in self.features(request)]
 
     def relevance(self, request: Any) -> JudgeOutput:
         """Is each tool result still needed for the current task? (see ``relevance_features``)"""
         return relevance(request)
 
-    def feature_vectors(self, request: JudgeRequest) -> list[list[float]]:
-        return [[f[k] for k in FEATURES] for f, _, _, _ in self.features(request)]
-
-    def judge(self, request: JudgeRequest) -> JudgeOutput:
+    def judge(
+        self, request: JudgeRequest, features: list[tuple[dict[str, float], Finding]] | None = None
+    ) -> JudgeOutput:
+        """Score every entry (``features``: this request's ``features()``, when already computed)."""
         judgments = []
-        for e, (feats, chunk, quote, conflict) in zip(request.entries, self.features(request), strict=True):
+        feats = features if features is not None else self.features(request)
+        for e, (f, finding) in zip(request.entries, feats, strict=True):
+            score = self.weights.score(f)
+            if finding.conflict:
+                score = min(score, CONTRADICTED_CAP)
+            finding.score = score
+            backed = finding.done is not None and score >= 0.5 and not finding.conflict
             judgments.append(
                 Judgment(
                     entry_id=e.id,
-                    score=round(self.weights.score(feats), 4),
-                    quote=quote,
-                    origin=chunk.origin if chunk else None,
-                    contradicted=conflict,
+                    score=round(score, 4),
+                    quote=finding.done.line if backed and finding.done else finding.quote,
+                    origin=_origin(finding, request),
+                    contradicted=finding.conflict is not None,
+                    reason=reason(finding),
                 )
             )
         return JudgeOutput(judgments=judgments, name=self.name, model=self.model)
+
+
+def _origin(finding: Finding, request: JudgeRequest) -> Origin | None:
+    """Where the quote came from: the backing call, the evidence chunk, or the user message."""
+    if finding.done is not None and finding.score >= 0.5 and not finding.conflict:
+        s = request.sources[finding.done.source] if finding.done.source < len(request.sources) else None
+        return Origin(kind="tool_output", name=finding.done.tool, call_id=s.call_id if s else None)
+    if finding.chunk is not None:
+        return finding.chunk.origin
+    if finding.source is not None and finding.source < len(request.sources):
+        return Origin(kind=request.sources[finding.source].kind)
+    return None
 
 
 # -- relevance of tool results ("is this result still needed for the current task?") ------------------
@@ -423,16 +219,16 @@ RELEVANCE_WEIGHTS = {
 
 
 def relevance_features(request: Any) -> list[dict[str, float]]:
-    task_words = _words(" ".join([request.task or "", *request.recent]))
+    task_words = words(" ".join([request.task or "", *request.recent]))
     later_calls: dict[tuple[str | None, str | None], int] = {}
     for r in request.results:
         later_calls[(r.tool, r.call)] = r.id  # the last call with the same tool and input
     n = max(1, len(request.results) - 1)
     out = []
     for r, after in zip(request.results, request.later or [[]] * len(request.results), strict=False):
-        words = _words(r.text)
-        inter = len(words & task_words)
-        task = inter / math.sqrt(max(1, len(words)) * max(1, len(task_words))) if words and task_words else 0.0
+        rw = words(r.text)
+        inter = len(rw & task_words)
+        task = inter / math.sqrt(max(1, len(rw)) * max(1, len(task_words))) if rw and task_words else 0.0
         later_text = "\n".join(after)
         ids = [a for a in anchors(r.text) if len(a) >= 4][:200]
         used = sum(1 for a in ids if a in later_text and found(a, later_text))

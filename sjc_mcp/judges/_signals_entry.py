@@ -1,0 +1,210 @@
+"""The signals of one entry against one span: the numbers the offline judge's models weigh, and the
+finding (quote, place, contradiction, backing call …) its reason is written from."""
+
+from __future__ import annotations
+
+import math
+
+from sjc_mcp.judges._signals_actions import Call, backing, calls
+from sjc_mcp.judges._signals_reason import Finding, Places
+from sjc_mcp.judges._signals_text import (
+    CONSTRAINT,
+    INFERENCE,
+    anchors,
+    claimed_kinds,
+    found,
+    plan_wording,
+    words,
+)
+from sjc_mcp.judges._signals_values import Probe, contradiction, probes, test_count_conflict, unsourced_counts
+from sjc_mcp.models import Chunk, JudgeRequest, Source
+from sjc_mcp.text import is_forward_section
+
+FEATURES = (
+    # how much of the entry the evidence retrieved for it states
+    "mass",
+    "best_window",
+    "anchor",
+    "no_anchor",
+    "missing_anchor",
+    # values, actions, and who said it
+    "contradicted",
+    "done_backed",
+    "user",
+    "user_restated",
+    "previous",
+    "prose",
+    "tally",
+    # wording
+    "directive",
+    "directive_nouser",
+    "constraint_nouser",
+    "inference",
+    "task_only",
+    "forward",
+)
+
+
+class Span:
+    """Per-request work shared by every entry: chunk words and lines, the calls, the user messages."""
+
+    def __init__(self, request: JudgeRequest) -> None:
+        self.chunks = {c.id: c for c in request.evidence}
+        self.lines = {
+            cid: [(ln, words(ln)) for ln in c.text.splitlines() if ln.strip()] for cid, c in self.chunks.items()
+        }
+        self.words = {cid: set().union(*(w for _, w in lines)) for cid, lines in self.lines.items()}
+        self.n_docs = max(1, len(self.chunks))
+        self.df: dict[str, int] = {}
+        for ws in self.words.values():
+            for w in ws:
+                self.df[w] = self.df.get(w, 0) + 1
+        self.windows: dict[int, list[set[str]]] = {}
+        for cid, lines in self.lines.items():
+            ws = [w for _, w in lines]
+            self.windows[cid] = (
+                [ws[i] | ws[i + 1] | ws[i + 2] for i in range(len(ws) - 2)]
+                if len(ws) > 2
+                else ([set().union(*ws)] if ws else [])
+            )
+        self.all_text = "\n".join(c.text for c in request.evidence)
+        sources: list[Source] = list(request.sources)
+        if not sources:  # a request built without its sources: the pooled chunks stand in
+            sources = [Source(kind=c.origin.kind, content=c.text, name=c.origin.name) for c in request.evidence]
+        self.sources = sources
+        self.places = Places(sources)
+        self.calls: list[Call] = calls(sources)
+        self.outcomes = "\n".join(c.line for c in self.calls)
+        self.users = [(i, s.content, words(s.content)) for i, s in enumerate(sources) if s.kind == "user_message"]
+        self.prev_ids = [cid for cid, c in self.chunks.items() if c.origin.kind == "previous_summary"]
+        self.prose = [(p, words(p)) for p in request.assistant_prose]
+        self.prose_text = "\n".join(request.assistant_prose)[:500_000]
+        self.task_words = words(request.task or "")
+        self._lowered: list[tuple[str, str]] | None = None
+
+    def stated_later(self, probe: Probe, after: int = -1) -> bool:
+        """Does a source later than source ``after`` (any source, for -1) state the probe's value?"""
+        if self._lowered is None:
+            self._lowered = [
+                (f"{s.call or ''}\n{s.content}", f"{s.call or ''}\n{s.content}".lower()) for s in self.sources
+            ]
+        return any(probe.states(*self._lowered[i]) for i in range(len(self.sources) - 1, after, -1))
+
+    def place(self, chunk: Chunk | None) -> str:
+        return self.places.of(chunk.source) if chunk is not None else "evidence"
+
+
+# Identifiers, values, claims and wording are read from an entry's first HEAD characters: a summary
+# entry is a few lines, and a pathological one (a megabyte on one line) costs no more than this.
+HEAD = 20_000
+
+
+def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[dict[str, float], Finding]:
+    """The features of one entry, and what was found for its reason."""
+    chunks = span.chunks
+    text = entry[:HEAD]
+    ew = words(entry)
+    weight = {w: math.log(1 + span.n_docs / (1 + span.df.get(w, 0))) for w in ew}
+    total = sum(weight.values()) or 1.0
+
+    def cov(ws: set[str]) -> float:
+        return sum(map(weight.__getitem__, weight.keys() & ws)) / total if ew else 0.0
+
+    mine = [cid for cid in evidence if cid in chunks]
+    mine_texts = [chunks[c].text for c in mine]
+    seen: set[str] = set().union(*(span.words[cid] for cid in mine)) if mine else set()
+    best_chunk = max((cov(span.words[cid]) for cid in mine), default=0.0)
+    best_window = max((cov(w) for cid in mine for w in span.windows[cid]), default=0.0)
+    user, user_src, user_text = max(
+        ((cov(uw), i, content) for i, content, uw in span.users), default=(0.0, None, None), key=lambda t: t[0]
+    )
+    # how much of one user message the entry restates (a short request covered by a longer entry)
+    user_restated = max((len(ew & uw) / max(3, len(uw)) for _, _, uw in span.users), default=0.0) if ew else 0.0
+    previous = max((cov(span.words[cid]) for cid in span.prev_ids), default=0.0)
+    prose_best = max(span.prose, key=lambda p: cov(p[1]), default=None)
+    prose_cov = cov(prose_best[1]) if prose_best else 0.0
+    an = anchors(text)
+    hits = sum(1 for a in an if a in span.all_text and found(a, span.all_text))
+
+    def later(p: Probe, i: int) -> bool:
+        return span.stated_later(p, chunks[mine[i]].source if i >= 0 else -1)
+
+    values = probes(text, span.all_text)
+    others = mine_texts + [u for _, u, _ in span.users]
+    tally = [c for c, _ in unsourced_counts(text, span.prose_text, others, later, values)]
+    conflict = contradiction(text, mine_texts, span.all_text, later, values) if mine else None
+    conflict_chunk = chunks[mine[conflict.text]] if conflict else None
+    if conflict is None:
+        conflict = test_count_conflict(text, span.calls, span.outcomes)
+    directive = plan_wording(text)
+    kinds = claimed_kinds(text)
+    back = backing(text, kinds, span.calls)
+    first = text.lstrip("-*+ 0123456789.)")
+    f = {
+        "mass": math.log1p(sum(v for w, v in weight.items() if w in seen)) / 3,
+        "best_window": best_window,
+        "anchor": hits / len(an) if an else 0.0,
+        "no_anchor": 0.0 if an else 1.0,
+        "missing_anchor": math.log1p(len(an) - hits) / 2,
+        "contradicted": 1.0 if conflict else 0.0,
+        "done_backed": back.share,
+        "user": user,
+        "user_restated": user_restated,
+        "previous": previous,
+        "prose": max(0.0, prose_cov - max(best_chunk, best_window, user, previous)),
+        "tally": min(1.0, float(len(tally))),
+        "directive": directive,
+        "directive_nouser": directive * (1.0 - user),
+        "constraint_nouser": (1.0 - max(user, previous)) if CONSTRAINT.match(first) else 0.0,
+        "inference": 1.0 if INFERENCE.search(text) else 0.0,
+        "forward": 1.0 if is_forward_section(section) else 0.0,
+        "task_only": max(0.0, cov(span.task_words) - max(best_chunk, best_window, user, previous)),
+    }
+    finding = Finding(
+        score=0.0,
+        tally=tally or None,
+        prose_only=_line_of(prose_best[0], weight) if prose_best and f["prose"] > 0.25 else None,
+        unbacked=[k for k in kinds if not any(k in c.kinds for c in span.calls)] or None,
+        plan=bool(directive) or f["forward"] > 0,
+    )
+    if back.share >= 0.5 and back.call is not None:
+        finding.done, finding.done_place = back.call, span.places.of(back.call.source)
+    if conflict:
+        finding.conflict = (conflict.said, conflict.found, conflict.line)
+        finding.quote = conflict.line
+        finding.place = span.place(conflict_chunk) if conflict_chunk else "the span's edits"
+        finding.chunk = conflict_chunk
+    elif user_text is not None and user > 0 and user >= max(best_chunk, best_window, previous):
+        chunk, quote = _quote(weight, [(chunks[c], span.lines[c]) for c in mine])
+        finding.user, finding.source = True, user_src
+        finding.quote = _line_of(user_text, weight) or quote
+        finding.place = span.places.of(user_src)
+    else:
+        chunk, quote = _quote(weight, [(chunks[c], span.lines[c]) for c in mine])
+        finding.quote, finding.place, finding.chunk = quote, span.place(chunk), chunk
+    return f, finding
+
+
+def _line_of(text: str, weight: dict[str, float]) -> str | None:
+    """The line of ``text`` that covers the entry's weighted words best."""
+    best, line = 0.0, None
+    for ln in text[:200_000].splitlines():
+        s = sum(weight[w] for w in words(ln) & weight.keys())
+        if s > best:
+            best, line = s, ln.strip()[:240]
+    return line
+
+
+def _quote(
+    weight: dict[str, float], chunks: list[tuple[Chunk, list[tuple[str, set[str]]]]]
+) -> tuple[Chunk | None, str | None]:
+    """The evidence line that covers the entry's weighted words best."""
+    best: tuple[float, Chunk | None, str | None] = (0.0, None, None)
+    for c, lines in chunks:
+        for line, lw in lines:
+            common = lw & weight.keys()
+            if common:
+                s = sum(weight[w] for w in common)
+                if s > best[0]:
+                    best = (s, c, line.strip()[:240])
+    return best[1], best[2]

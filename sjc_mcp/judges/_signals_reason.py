@@ -1,0 +1,91 @@
+"""Reasons a person can check in one look: for a supported entry, the quote and where it came from
+(the tool and its command or file, the turn); for an unsupported one, why (no source, the agent's
+own words, a contradicted value), with the nearest evidence labelled as not supporting it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sjc_mcp.judges._signals_actions import Call, call_input, describe_input
+from sjc_mcp.models import Chunk, Source
+
+
+class Places:
+    """Where each source of a request sits: ``Bash `git push` (turn 7)``, ``user message (turn 3)``."""
+
+    def __init__(self, sources: list[Source]) -> None:
+        self.sources = sources
+        self.turns: list[int] = []
+        turn = 0
+        for s in sources:
+            if s.kind == "user_message":
+                turn += 1
+            self.turns.append(max(1, turn))
+        self.has_turns = turn > 0
+
+    def of(self, index: int | None) -> str:
+        if index is None or not 0 <= index < len(self.sources):
+            return "evidence"
+        s = self.sources[index]
+        turn = f", turn {self.turns[index]}" if self.has_turns else f", output {index + 1}"
+        if s.kind == "previous_summary":
+            return "previous summary"
+        if s.kind == "user_message":
+            return f"user message{turn}"
+        name, data = call_input(s.call)
+        tool = s.name or name or "tool output"
+        what = describe_input(name, data, s.call or "") if s.call else ""
+        return f"{tool} `{_short(what, 70)}`{turn}" if what else f"{tool}{turn}"
+
+
+def _short(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def quoted(text: str | None, n: int = 160) -> str:
+    return f'"{_short(text or "", n)}"'
+
+
+@dataclass
+class Finding:
+    """What the signals found for one entry, enough to say why it was scored as it was."""
+
+    score: float
+    quote: str | None = None
+    place: str | None = None  # where the quote came from
+    conflict: tuple[str, str, str] | None = None  # (entry's value, evidence's value, line)
+    done: Call | None = None  # the successful call that backs a completed action
+    done_place: str = ""  # where that call sits
+    unbacked: list[str] | None = None  # kinds of action claimed with no call of that kind
+    user: bool = False  # the best source is a user message
+    prose_only: str | None = None  # the agent's own words that say it, when no source does
+    tally: list[str] | None = None  # values only the agent's prose states
+    plan: bool = False  # worded as a plan or to-do
+    chunk: Chunk | None = None  # the evidence chunk the quote is from
+    source: int | None = None  # the source the quote is from, when not a chunk
+
+
+def reason(f: Finding) -> str:
+    """One line: what supports the entry, or why nothing does."""
+    if f.conflict:
+        said, found, line = f.conflict
+        return f"contradicted: {f.place or 'evidence'} says {found}, entry says {said}: {quoted(line)}"
+    if f.score >= 0.5:
+        if f.done is not None:
+            return f"done: {f.done_place or f.done.tool} succeeded: {quoted(f.done.line)}"
+        if f.quote:
+            return f"{f.place or 'evidence'}: {quoted(f.quote)}"
+        return "supported: its words and names occur in the evidence"
+    why = "no source"
+    if f.tally:
+        why = f"no source: only the agent's own words state {', '.join(f.tally[:3])}"
+    elif f.prose_only:
+        why = f"no source: it restates the agent's own words ({quoted(f.prose_only, 80)})"
+    elif f.unbacked:
+        why = f"no source: no {'/'.join(f.unbacked)} call in the span"
+    elif f.plan:
+        why = "no source: a plan or to-do that no user message asks for"
+    if f.quote:
+        return f"{why}; nearest, does not support: {quoted(f.quote)} ({f.place or 'evidence'})"
+    return f"{why}; nothing in the evidence shares its words"

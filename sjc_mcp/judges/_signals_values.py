@@ -1,0 +1,284 @@
+"""Values: the numbers (with their units or the thing they count) and numbered identifiers an entry
+states, compared with what the matching evidence states for the same thing. A value the evidence
+gives only otherwise is a contradiction, returned with both values and the evidence line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from sjc_mcp.judges._signals_actions import Call
+from sjc_mcp.judges._signals_text import CODE, NUM, anchors, found, norm_num, words
+from sjc_mcp.text import STOPWORDS
+
+_BEFORE = re.compile(r"([A-Za-z_][\w-]{2,})[ :=]{1,3}$")
+_AFTER = re.compile(
+    r"^[ ]?(?:(?:new|more|additional|existing|extra|total|unit|integration|failing|passing|stale|other)\s+)?"
+    r"([A-Za-z_][\w-]{2,})"
+)
+_UNIT = re.compile(r"^ ?(%|ms|µs|us|ns|[KMGT]i?B|x|×)(?![\w%])")
+_NUMBER = r"(\d[\d,]*(?:\.\d+)?)"
+_ADJ = r"(?:(?:new|more|additional|existing|extra|total|unit|integration|failing|passing|stale|other)\s+)?"
+MAX_PROBES = 40
+MAX_NUMBERS = 200  # numbers looked at per entry
+_PLURAL = re.compile(
+    r"^[a-z]{2,}[^s]s$|^%$"
+)  # a pathological entry with thousands of numbers is checked on its first few
+
+
+@dataclass
+class Conflict:
+    """The entry says ``said`` where the evidence says ``found``, on ``line``."""
+
+    said: str
+    found: str
+    line: str
+    text: int = -1  # which of the evidence texts holds the line
+
+
+@dataclass
+class Probe:
+    """One value the entry states, as a pattern with the value left open."""
+
+    rx: re.Pattern[str]
+    value: tuple[str, ...]
+    thing: set[str]  # the words that name what the value is of ("tests", "port")
+    count: bool  # a number with its noun or unit (not a numbered identifier)
+    key: str = ""  # lower-case text any statement of it must contain (a cheap test before the pattern)
+    before: bool = False  # the word is before the number ("port 5432", "retries: 3"): a setting, not a count
+
+    def values(self, text: str) -> list[tuple[tuple[str, ...], int, int]]:
+        return [(tuple(norm_num(g) for g in m.groups()), m.start(), m.end()) for m in self.rx.finditer(text)]
+
+    def states(self, text: str, lowered: str | None = None) -> bool:
+        """Does ``text`` (``lowered``: the same, lower-cased) state this very value for the same thing?"""
+        if lowered is not None and self.key not in lowered:
+            return False
+        return any(v == self.value for v, _, _ in self.values(text))
+
+
+_APPROX = re.compile(
+    r"(?:~|\babout|\baround|\bapprox\w*|\broughly|\bnearly|\balmost|\bover|\bunder|\bup to|\bat least)\s*$"
+)
+_VERBS = {
+    "shows",
+    "show",
+    "showed",
+    "returns",
+    "returned",
+    "got",
+    "gets",
+    "says",
+    "said",
+    "reports",
+    "reported",
+    "gives",
+    "gave",
+    "uses",
+    "used",
+    "than",
+    "only",
+    "now",
+    "still",
+    "just",
+    "exactly",
+    "instead",
+}
+_POSITIONAL = {"line", "lines", "col", "column", "step", "phase", "task", "issue", "pr", "version", "item", "option"}
+
+
+def probes(entry: str, joined: str) -> list[Probe]:
+    """The values ``entry`` states: numbers next to a word or unit, and numbered identifiers that
+    ``joined`` lacks."""
+    out: list[Probe] = []
+    plain = CODE.sub(lambda c: c.group(1), entry)
+    for n, m in enumerate(NUM.finditer(plain)):
+        if len(out) >= MAX_PROBES or n >= MAX_NUMBERS:
+            break
+        around = plain[max(0, m.start() - 1) : m.start()] + plain[m.end() : m.end() + 1]
+        if any(ch in "+-*/^~#" for ch in around):  # "N+1", "12+", ranges, PR numbers: not a stated value
+            continue
+        head = plain[max(0, m.start() - 40) : m.start()]
+        if _APPROX.search(head):  # "~300", "about 40": not a value to hold anyone to
+            continue
+        value = (norm_num(m.group(0)),)
+        before = _BEFORE.search(head)
+        after = _AFTER.match(plain[m.end() : m.end() + 60])
+        unit = _UNIT.match(plain[m.end() : m.end() + 4])
+        if (
+            before
+            and before.group(1).lower() not in STOPWORDS | _POSITIONAL | _VERBS
+            and not re.search(r"[-/.]$", head[: before.start(1)])
+        ):
+            pat = r"(?<!\w)" + re.escape(before.group(1)) + r"[ :=]{0,3}" + _NUMBER + r"(?!\w)(?!\.\d)"
+            word = before.group(1).lower()
+            out.append(Probe(re.compile(pat, re.IGNORECASE), value, {word}, True, key=word, before=True))
+        if unit:
+            u = re.escape(unit.group(1))
+            nxt = re.match(r"^[^\n\w]{0,3}(?:of |in |on )?([A-Za-z_][\w-]{2,})", plain[m.end() + unit.end() :])
+            if nxt and nxt.group(1).lower() not in STOPWORDS:
+                pat = r"(?<![\w.])" + _NUMBER + r" ?" + u + r"[^\n\w]{0,3}(?:of |in |on )?" + re.escape(nxt.group(1))
+                word = nxt.group(1).lower()
+                out.append(Probe(re.compile(pat, re.IGNORECASE), value, {word}, True, key=word))
+        elif after and after.group(1).lower() not in STOPWORDS | _POSITIONAL | _VERBS:
+            noun = re.escape(after.group(1))
+            pat = r"(?<![\w.])" + _NUMBER + r"[ ]{0,2}" + _ADJ + noun + r"(?!\w)"
+            word = after.group(1).lower()
+            out.append(Probe(re.compile(pat, re.IGNORECASE), value, {word}, True, key=word))
+            # the same count written the other way round: "41 tests passed" / "Tests  40 passed"
+            pat = r"(?<![\w.])" + noun + r"[ :=]{1,3}" + _NUMBER + r"(?![\w%]|\.\d)"
+            out.append(Probe(re.compile(pat, re.IGNORECASE), value, {word}, True, key=word, before=True))
+    for a in anchors(entry):
+        if len(out) >= MAX_PROBES:
+            break
+        parts = re.split(r"(\d+)", a)
+        digits = tuple(p for p in parts if p.isdigit())
+        if not digits or len(a) < 5 or len(a) > 200 or found(a, joined):
+            continue
+        if not re.search(r"[A-Za-z:/=@]", a):  # a bare date or version: too common to pin a value on
+            continue
+        pat = "".join(r"(\d+)" if p.isdigit() else re.escape(p) for p in parts)
+        thing = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", a)}
+        key = max((q for q in parts if not q.isdigit()), key=len).lower()
+        out.append(Probe(re.compile(r"(?<![\w.])" + pat + r"(?!\w)"), digits, thing, False, key=key))
+    return out
+
+
+Verify = Callable[[Probe, int], bool]
+
+
+def _same_thing(p: Probe, line: str, entry_words: set[str], entry_anchors: list[str]) -> bool:
+    """Is an evidence line about what the entry's value is about? It shares more than the value's own
+    noun with the entry; for a value with no word of its own ("3m32s"), one of the entry's identifiers."""
+    if not p.thing:
+        return any(found(a, line) for a in entry_anchors)
+    return bool((words(line) & entry_words) - p.thing)
+
+
+def contradiction(
+    entry: str,
+    texts: Sequence[str],
+    everything: str | None = None,
+    verify: Verify | None = None,
+    found_probes: list[Probe] | None = None,
+) -> Conflict | None:
+    """An evidence line stating another value for the same thing as one of the entry's values, or None.
+
+    Each number the entry states next to a word ("3 failed", "port 5432", "25 new tests", "0.52 % of
+    requests") becomes a pattern with the number left open; so does each identifier with digits that
+    the evidence lacks ("localhost:5432/orders", "7m14s"). If the entry's own retrieved evidence fills
+    a pattern only with other values, on a line that shares more than that pattern with the entry,
+    and no evidence fills it with the entry's value (``everything``; or, given ``verify(probe, i)``, no
+    source later than ``texts[i]``: the newer state wins), the entry contradicts it: the first such
+    line is returned with both values."""
+    joined = everything if everything is not None else "\n".join(texts)
+    entry_words = words(entry)
+    entry_anchors = [a for a in anchors(entry) if len(a) >= 4]
+    for p in found_probes if found_probes is not None else probes(entry, joined):
+        if verify is None and p.states(joined):
+            continue
+        if all(len(v) >= 4 and found(v, joined) for v in p.value):  # a long number found anywhere is not in doubt
+            continue
+        hit: tuple[tuple[str, ...], str, int] | None = None
+        for ti, t in enumerate(texts):
+            for got, a0, b0 in p.values(t):
+                if got == p.value:
+                    hit = None
+                    break
+                a1 = t.rfind("\n", 0, a0) + 1
+                b1 = t.find("\n", b0)
+                line = t[a1 : b1 if b1 != -1 else len(t)].strip()
+                if hit is None and _same_thing(p, line, entry_words, entry_anchors):
+                    hit = (got, line[:240], ti)
+            else:
+                continue
+            break
+        if hit is None or (verify is not None and verify(p, hit[2])):
+            continue
+        return Conflict(said="/".join(p.value), found="/".join(hit[0]), line=hit[1], text=hit[2])
+    return None
+
+
+def unsourced_counts(
+    entry: str, prose: str, sources: Sequence[str], verify: Verify, found_probes: list[Probe] | None = None
+) -> list[tuple[str, bool]]:
+    """Counts the entry states ("16 findings", "6 changes across 7 files") that no source states for
+    that thing: tallies of the agent or the compressor. Each with whether the agent's prose states it."""
+    out = []
+    for p in found_probes if found_probes is not None else probes(entry, ""):
+        if not p.count or p.before or not all(_PLURAL.match(t) and t not in _VERBS for t in p.thing):
+            continue
+        if any(p.states(t) for t in sources) or verify(p, -1):
+            continue
+        out.append((f"{p.value[0]} {sorted(p.thing)[0]}", bool(prose) and p.states(prose)))
+    return out
+
+
+# -- counted things: tests an edit adds --------------------------------------------------------------
+
+_TEST_DEF = re.compile(
+    r"^[ \t+]*(?:async\s+)?def\s+test_?\w*\s*\(|^[ \t+]*func\s+Test\w*\s*\(|^[ \t+]*(?:it|test)\s*\(\s*['\"`]|"
+    r"^[ \t+]*#\[(?:tokio::)?test\]|^[ \t+]*test\s+\"[^\"\n]*\"\s*(?:,|do)|^[ \t+]*it\s+['\"][^'\"\n]*['\"]\s*do\b",
+    re.MULTILINE,
+)
+_CLAIMED_TESTS = re.compile(
+    r"\b(?:added|adds|wrote|writes|created|new)\b[^.\n]{0,40}?(?<![\w.])(\d+)\s+(?:new\s+|more\s+|additional\s+|"
+    r"unit\s+|integration\s+|regression\s+)*(?:tests?|test cases|test functions|specs)\b",
+    re.IGNORECASE,
+)
+
+
+def _written(data: dict, whole: bool = True) -> tuple[str, str]:
+    """(text written, text replaced) by an edit or write call's input."""
+    new, old = [], []
+    for key_new, key_old in (("new_string", "old_string"), ("newText", "oldText"), ("new_str", "old_str")):
+        if isinstance(data.get(key_new), str):
+            new.append(data[key_new])
+            old.append(data.get(key_old) or "")
+    for key in ("content", "file_text"):
+        if whole and isinstance(data.get(key), str):
+            new.append(data[key])
+    for e in data.get("edits") or []:
+        if isinstance(e, dict):
+            n, o = _written(e)
+            new.append(n)
+            old.append(o)
+    patch = data.get("input") or data.get("patch")
+    if isinstance(patch, str):
+        lines = patch.splitlines()
+        new += [ln[1:] for ln in lines if ln.startswith("+")]
+        old += [ln[1:] for ln in lines if ln.startswith("-")]
+    return "\n".join(new), "\n".join(old)
+
+
+def tests_added(edits: Sequence[Call]) -> int:
+    """Test definitions the successful edits and writes add (written minus replaced)."""
+    total = 0
+    for c in edits:
+        if not c.ok or "edit" not in c.kinds:
+            continue
+        if c.data:
+            new, old = _written(c.data, whole=c.created)  # a whole-file write counts only for a new file
+            total += len(_TEST_DEF.findall(new)) - len(_TEST_DEF.findall(old))
+    return total
+
+
+def test_count_conflict(entry: str, span_calls: Sequence[Call], outputs: str) -> Conflict | None:
+    """ "Added 25 new tests" where the span's edits add 22 test definitions (and no output says 25)."""
+    m = _CLAIMED_TESTS.search(entry)
+    if not m:
+        return None
+    said = m.group(1)
+    added = tests_added(span_calls)
+    if added <= 0 or str(added) == said:
+        return None
+    if re.search(r"(?<![\w.])" + said + r"\s+(?:new\s+)?(?:tests?|passed)\b", outputs):
+        return None
+    edit = next(
+        (c for c in reversed(span_calls) if c.ok and c.data and _TEST_DEF.search(_written(c.data, c.created)[0])),
+        None,
+    )
+    line = f"{edit.tool} {edit.what}: adds {added} test definitions" if edit else f"edits add {added} tests"
+    return Conflict(said=said, found=str(added), line=line)
