@@ -11,15 +11,19 @@ without loading the config, so an event with nothing to do costs no more than st
   it), overwritten by each event.
 - ``<session>.note``: a note for the model waiting to be handed over; taken exactly once (renamed
   away first, so two hooks running at once cannot both take it).
+- ``<session>.judging.*``: one per judgment running in the background (the hook payload it judges);
+  removed when it ends.
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import os
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -112,6 +116,23 @@ class SessionState:
     def drop_recent(self) -> None:
         with contextlib.suppress(OSError):
             self.recent_path.unlink()
+
+    # -- compactions being judged in the background -------------------------------------------------------
+    def judging_path(self) -> Path:
+        """A new marker for one judgment: it exists while that judgment runs."""
+        return self.folder / f"{self.name}.judging.{os.getpid()}.{time.monotonic_ns()}"
+
+    def judging(self, fresh_s: float = 60.0) -> list[Path]:
+        """The judgments of this session still running (a marker older than ``fresh_s`` was left by one
+        that died)."""
+        now = time.time()
+        out = []
+        with contextlib.suppress(OSError):
+            for p in self.folder.glob(f"{glob.escape(self.name)}.judging.*"):
+                with contextlib.suppress(OSError):
+                    if now - p.stat().st_mtime < fresh_s:
+                        out.append(p)
+        return out
 
     # -- the note waiting for the model ------------------------------------------------------------------
     @property

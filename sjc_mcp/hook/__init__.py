@@ -5,8 +5,8 @@ time budget spent) ends with exit 0 and no output, the reason in the decision lo
 
 Claude Code (no hook can edit the summary; see ``claude_code`` for the order the CLI runs them in):
 - ``PreCompact``: keep the user's ``/compact`` instructions. Prints nothing.
-- ``PostCompact``: judge ``compact_summary`` against the transcript as it is (the compacted span),
-  log, leave the note for the model, print one line for the user.
+- ``PostCompact``: judge ``compact_summary`` (in a process of its own: the hook returns at once)
+  against the compacted span, log, leave the note for the model; print one line for the user.
 - ``UserPromptSubmit``, ``PostToolBatch``: keep what they are handed (the transcript lags behind it);
   hand a waiting note to the model as ``additionalContext``, once.
 Codex: ``PostCompact`` judges the new ``compacted`` record and keeps the correction;
@@ -77,7 +77,7 @@ def run_hook(host: str, stdin_text: str, config_path: str | None = None) -> str:
 
         module = importlib.import_module(module_name)
         quick = getattr(module, "quick", None)  # events done before the config is loaded
-        early = quick(payload) if quick is not None else None
+        early = quick(payload, config_path) if quick is not None else None
         if early is not None:
             return early
         from sjc_mcp.config import load_config

@@ -21,28 +21,36 @@ checks it):
 - ``UserPromptSubmit`` and ``PostToolBatch`` ``additionalContext`` reach the model's next request.
 
 So: ``PreCompact`` keeps the user's ``/compact`` instructions, ``UserPromptSubmit`` and ``PostToolBatch``
-keep what they are handed (the transcript may lag behind it); ``PostCompact`` judges ``compact_summary``
-against the transcript as it is then (up to the boundary: the compacted span) and those, logs, leaves
-the note for the model and prints one line for the user; the next ``UserPromptSubmit`` or
-``PostToolBatch`` hands the note to the model, once. After a manual ``/compact`` that is the model's
-next request. After a compaction in the middle of a turn, the request that continues the turn right
-away cannot carry it (no hook runs between the summary and that request); the first request after
-the next tool batch or prompt does. No event ever waits for the transcript; every event but
-``PostCompact`` is done before the config is loaded.
+keep what they are handed (the transcript may lag behind it); ``PostCompact`` starts a judgment of
+``compact_summary`` in a process of its own and returns at once (Claude Code waits for each hook, not
+for that process): it judges against the transcript as it was at ``PostCompact`` (up to the boundary:
+the compacted span) and what those events kept, logs, and leaves the note for the model; the next
+``UserPromptSubmit`` or ``PostToolBatch`` hands the note to the model, once (waiting for the judgment
+only if it is still running). After a manual ``/compact`` that is the model's next request. After a
+compaction in the middle of a turn, the request that continues the turn right away cannot carry it
+(no hook runs between the summary and that request); the first request after the next tool batch or
+prompt does. No event ever waits for the transcript, and none loads the config unless it judges.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sys
 import time
+from pathlib import Path
 from typing import Any, ClassVar
 
 from sjc_mcp.hook.base import HookBase, correction_text
-from sjc_mcp.state import SessionState
+from sjc_mcp.state import SessionState, write_atomic
 
 MAX_KEPT = 4_000_000  # characters of tool output kept from one batch
 MAX_PROMPT = 200_000
+NOW = "sjc_judge_now"  # set in the payload the background judgment runs with, and with it:
+RECENT = "sjc_recent"  # what the events before the compaction were handed
+SIZE = "sjc_transcript_size"  # how long the transcript was when PostCompact ran
+WAIT_FOR_JUDGE_S = 10.0  # how long a hand-over waits for a judgment still running
 
 
 def _switched_off() -> bool:
@@ -87,14 +95,18 @@ def _batch(calls: Any) -> list[dict[str, str]]:
     return out
 
 
-def quick(payload: dict[str, Any]) -> str | None:
-    """Every event but ``PostCompact``, done before any config is loaded (they only keep what they are
-    handed and hand a waiting note over): the output ("" for none); None for ``PostCompact``. The
-    switches read here are ``SJC_DISABLE`` and the kill switch at its default place; one at a path set
-    in the config is read when the summary is judged."""
+def quick(payload: dict[str, Any], config_path: str | None = None) -> str | None:
+    """Every event, done before any config is loaded: the output ("" for none), or None when the hook
+    must go on with the config (to judge, or to log that sjc is switched off). ``PostCompact`` starts
+    the judgment in the background and returns at once; the other events keep what they are handed and
+    hand a waiting note over. The switches read here are ``SJC_DISABLE`` and the kill switch at its
+    default place; one at a path set in the config is read when the summary is judged."""
     event = payload.get("hook_event_name")
     if event == "PostCompact":
-        return None
+        summary = payload.get("compact_summary")
+        if payload.get(NOW) or _switched_off() or not isinstance(summary, str) or not summary.strip():
+            return None  # judge (or log why not) here
+        return _judge_in_background(payload, config_path)
     if _switched_off():
         return ""
     state = SessionState.of(str(payload.get("session_id") or ""))
@@ -120,9 +132,61 @@ def quick(payload: dict[str, Any]) -> str | None:
     return hand_over(state, str(event))
 
 
+def _judge_in_background(payload: dict[str, Any], config_path: str | None) -> str | None:
+    """Start judging ``payload`` in a process of its own (it outlives this hook, and Claude Code, which
+    waits for this hook before it goes on, does not wait for it); None if it cannot be started."""
+    import subprocess
+
+    state = SessionState.of(str(payload.get("session_id") or ""))
+    recent = state.read_recent()  # taken now: the next events write what comes after the compaction
+    state.drop_recent()
+    size = None
+    with contextlib.suppress(OSError, TypeError):
+        size = os.path.getsize(str(payload["transcript_path"]))
+    job = {**payload, NOW: True, RECENT: recent, SIZE: size}
+    marker = state.judging_path()
+    write_atomic(marker, json.dumps({"payload": job, "config": config_path}))
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "sjc_mcp.hook.claude_code", str(marker)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError:
+        marker.unlink(missing_ok=True)
+        return None  # judge here instead
+    return "sjc: judging the compaction summary; the agent hears of entries with no source before its next step"
+
+
+def _written_since(path: Path, size: int) -> bool:
+    """Whether a compaction boundary was appended to the transcript past ``size`` bytes."""
+    with path.open("rb") as fh:
+        fh.seek(size)
+        return b'"compact_boundary"' in fh.read()
+
+
+def judge_now(marker: Path) -> None:
+    """The background judgment: the hook's full run over the payload in ``marker``, then the marker goes."""
+    from sjc_mcp.hook import run_hook
+
+    try:
+        job = json.loads(marker.read_text())
+        run_hook("claude-code", json.dumps(job["payload"]), job.get("config"))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"sjc hook: cannot judge {marker}: {exc}", file=sys.stderr)
+    finally:
+        marker.unlink(missing_ok=True)
+
+
 def hand_over(state: SessionState, event: str) -> str:
     """The waiting note as this event's ``additionalContext`` ("" when none waits); it is handed over
-    once, and its judgment marked delivered."""
+    once, and its judgment marked delivered. A judgment still running is waited for (only then)."""
+    deadline = time.monotonic() + WAIT_FOR_JUDGE_S
+    while state.judging() and time.monotonic() < deadline:
+        time.sleep(0.02)
     note = state.take_note()
     if note is None:
         return ""
@@ -140,9 +204,11 @@ class ClaudeCodeHook(HookBase):
         "PostToolBatch": "hand_over",
     }
 
-    def _span(self, recent: dict[str, Any]) -> Any:
-        """The compacted span: the transcript up to now (the boundary is not written yet), and what the
-        latest hooks were handed that it does not hold yet."""
+    def _span(self, recent: dict[str, Any], size: Any) -> Any:
+        """The compacted span: the transcript as it was when PostCompact ran (the boundary not yet
+        written: everything since the last one), or, once Claude Code has written this compaction
+        (a judgment in the background may start later), the span before it; and what the latest hooks
+        were handed that the transcript did not hold yet."""
         from sjc_mcp.errors import TranscriptError
         from sjc_mcp.hosts import claude_code
         from sjc_mcp.hosts.base import Boundary, Item
@@ -150,7 +216,10 @@ class ClaudeCodeHook(HookBase):
         boundary = None
         if self.transcript is not None and self.transcript.exists():
             try:
-                boundary = claude_code.read_open_span(self.transcript)
+                if isinstance(size, int) and _written_since(self.transcript, size):
+                    boundary = claude_code.read_boundary(self.transcript)
+                else:
+                    boundary = claude_code.read_open_span(self.transcript)
             except TranscriptError:
                 boundary = None
         if boundary is None:
@@ -177,9 +246,12 @@ class ClaudeCodeHook(HookBase):
         summary = self.payload.get("compact_summary")
         if not isinstance(summary, str) or not summary.strip():
             raise ValueError("PostCompact payload has no compact_summary")
-        recent = self.state.read_recent()
-        self.state.drop_recent()
-        boundary = self._span(recent)
+        if self.payload.get(NOW):
+            recent = self.payload.get(RECENT) or {}
+        else:
+            recent = self.state.read_recent()
+            self.state.drop_recent()
+        boundary = self._span(recent, self.payload.get(SIZE))
         key = summary_key(summary)
         judged = self.state.read().get("judged", {})
         done = judged.get(key)
@@ -207,3 +279,7 @@ class ClaudeCodeHook(HookBase):
 
     def hand_over(self) -> str:
         return hand_over(self.state, self.event)
+
+
+if __name__ == "__main__":  # the background judgment started by PostCompact
+    judge_now(Path(sys.argv[1]))

@@ -300,7 +300,8 @@ def read_open_span(path: str | Path) -> Boundary:
         idx = _index(p)
     except OSError as exc:
         raise TranscriptError(f"cannot read transcript {p}: {exc.strerror}") from None
-    last = next((u for u in reversed(idx.order) if idx.recs[u].kind == "conv"), None)
+    # the newest record (a summary just written: the open span is empty, that summary is the previous one)
+    last = next((u for u in reversed(idx.order) if idx.recs[u].kind != "boundary"), None)
     uuids, prev_uuid = _walk(idx, last)
     span: list[Item] = []
     with p.open("rb") as fh:
@@ -312,6 +313,15 @@ def read_open_span(path: str | Path) -> Boundary:
                 span.extend(_items(_read_at(fh, idx.recs[u].offset), p.with_suffix("")))
             except ValueError:
                 continue
+    # messages the user typed while the agent worked, since the last compaction (as read_boundary has them)
+    lo = idx.recs[idx.boundaries[-1]].timestamp if idx.boundaries else ""
+    have = {it.content.strip() for it in span if it.role == "user"}
+    for ts, text in idx.queued:
+        if lo <= ts and text.strip() and text.strip() not in have and not text.lstrip().startswith("/"):
+            if _NOTIFICATION.match(text):
+                span.append(Item(role="tool_output", content=text, name="notification"))
+            elif not _INJECTED.match(text):
+                span.append(Item(role="user", content=text))
     return Boundary(
         host="claude-code",
         index=len(idx.boundaries),

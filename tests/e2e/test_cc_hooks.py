@@ -18,6 +18,7 @@ Facts of the real CLI (2.1.332) these tests rely on and check, seen with probe h
 
 from __future__ import annotations
 
+import itertools
 import json
 import statistics
 from collections.abc import Iterator
@@ -81,6 +82,60 @@ def hooked(root: Path, fake: FakeClaudeAPI) -> User:
 @pytest.fixture(scope="module")
 def plain(root: Path, fake: FakeClaudeAPI) -> User:
     return User(root / "plain", fake.url)
+
+
+PROBE = """
+import json, os, sys, time
+start = time.time()
+p = json.load(sys.stdin)
+event, source = p.get("hook_event_name"), p.get("source") or p.get("trigger")
+path = p.get("transcript_path") or ""
+written = os.path.exists(path) and "compact_boundary" in open(path).read()
+time.sleep(0.2)  # long enough to see whether the next hook waits for this one
+row = {"event": event, "source": source, "start": start, "end": time.time(), "written": written,
+       "summary": bool(p.get("compact_summary"))}
+with open(sys.argv[1], "a") as fh:
+    fh.write(json.dumps(row) + "\\n")
+if event in ("SessionStart", "PostCompact"):
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": "PROBE-" + event}}))
+"""
+
+
+@pytest.mark.parametrize("how", ["manual", "auto"])
+def test_what_claude_code_hands_the_compaction_hooks(root: Path, fake: FakeClaudeAPI, how: str) -> None:
+    """The host facts the hook design rests on, from probe hooks in the real CLI."""
+    user = User(root / f"probe-{how}", fake.url)
+    script, rows = root / f"probe-{how}.py", root / f"probe-{how}.jsonl"
+    script.write_text(PROBE)
+    cmd = {"type": "command", "command": f"python3 {script} {rows}"}
+    events = {"PreCompact": "manual|auto", "SessionStart": "compact", "PostCompact": "manual|auto"}
+    user.settings.parent.mkdir(parents=True)
+    user.settings.write_text(json.dumps({"hooks": {e: [{"matcher": m, "hooks": [cmd]}] for e, m in events.items()}}))
+    work = root / f"work-probe-{how}"
+    sid = user.session(work)
+    if how == "manual":
+        user.compact(work)
+        user.ask(work, ANSWER)
+    else:
+        fake.report_input_tokens(sid, 95_000)
+        user.ask(work, ANSWER, env=AUTO)
+    seen = [json.loads(line) for line in rows.read_text().splitlines()]
+    # one after the other, each once the one before has exited, before the summary is in the transcript;
+    # only PostCompact is handed the summary
+    assert [(r["event"], r["source"]) for r in seen] == [
+        ("PreCompact", how),
+        ("SessionStart", "compact"),
+        ("PostCompact", how),
+    ]
+    assert all(b["start"] >= a["end"] for a, b in itertools.pairwise(seen))
+    assert not [r for r in seen if r["written"]] and [r["summary"] for r in seen] == [False, False, True]
+    # SessionStart(compact) additionalContext reaches the next request; PostCompact's is refused (after a
+    # manual /compact the refusal is in the command output the model sees)
+    compaction = next(e for e in fake.requests(sid) if e.kind == "compaction")
+    nxt = after(fake.requests(sid), compaction)[0].text
+    assert "SessionStart hook additional context: PROBE-SessionStart" in nxt
+    assert "hook additional context: PROBE-PostCompact" not in nxt
+    assert ("Hook JSON output validation failed" in nxt) == (how == "manual")
 
 
 def test_install_and_uninstall_keep_the_users_settings(root: Path, fake: FakeClaudeAPI) -> None:
