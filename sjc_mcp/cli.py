@@ -148,6 +148,7 @@ def _entry_json(e: Any) -> dict[str, Any]:
         "contradicted": e.contradicted,
         "quote": e.quote,
         "origin": e.origin,
+        "reason": e.reason,
     }
 
 
@@ -235,6 +236,8 @@ def _run_judge(args: argparse.Namespace, prune: bool) -> int:
                 score = "  -  " if e.score is None else f"{e.score:.2f}"
                 first = _first_line(e.text)[:100]
                 print(f"{e.decision:8} {score}  [{e.section[:24]}] {first}")
+                if e.reason:
+                    print(f"{'':15}{e.reason[:300]}")
     for err in r.errors:
         print(f"sjc: {err}", file=sys.stderr)
     return 0

@@ -127,6 +127,10 @@ def describe_input(name: str, data: dict | None, raw: str) -> str:
             v = data.get(key)
             if isinstance(v, str) and v:
                 return v[:120]
+        for key in ("description", "skill", "subagent_type", "name", "prompt"):
+            v = data.get(key)
+            if isinstance(v, str) and v.strip():
+                return v.strip().split("\n", 1)[0][:120]
         patch = data.get("input")
         if isinstance(patch, str):
             m = re.search(r"\*\*\* (?:Update|Add|Delete) File: (\S+)", patch)
@@ -143,8 +147,11 @@ def _outcome(src: Source, kinds: frozenset[str]) -> tuple[bool, str]:
         return False, _first_line(head)
     if kinds & {"test", "lint", "build", "push"} and (_CHECK_FAILED.search(tail) or _CHECK_FAILED.search(head)):
         return False, _first_line(tail)
-    lines = [ln.strip() for ln in tail.splitlines() if ln.strip()]
-    line = next((ln for ln in reversed(lines) if _SUCCESS.search(ln)), lines[-1] if lines else "")
+    if kinds & {"test", "lint", "build", "push", "install", "format"}:  # a check reports at its end
+        lines = [ln.strip() for ln in tail.splitlines()[1:] or tail.splitlines() if ln.strip()][::-1]
+    else:  # an edit, a commit, a reply reports at its start
+        lines = [ln.strip() for ln in head.splitlines()[:5] if ln.strip()]
+    line = next((ln for ln in lines if _SUCCESS.search(ln)), lines[0] if lines else "")
     return True, line[:200]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from sjc_mcp.judges._signals_actions import Call, backing, calls
+from sjc_mcp.judges._signals_actions import Call, backing, call_input, calls, describe_input
 from sjc_mcp.judges._signals_reason import Finding, Places
 from sjc_mcp.judges._signals_text import (
     CONSTRAINT,
@@ -175,12 +175,12 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
         finding.place = span.place(conflict_chunk) if conflict_chunk else "the span's edits"
         finding.chunk = conflict_chunk
     elif user_text is not None and user > 0 and user >= max(best_chunk, best_window, previous):
-        chunk, quote = _quote(weight, [(chunks[c], span.lines[c]) for c in mine])
+        chunk, quote = _quote(weight, [(chunks[c], span.lines[c]) for c in mine], span)
         finding.user, finding.source = True, user_src
         finding.quote = _line_of(user_text, weight) or quote
         finding.place = span.places.of(user_src)
     else:
-        chunk, quote = _quote(weight, [(chunks[c], span.lines[c]) for c in mine])
+        chunk, quote = _quote(weight, [(chunks[c], span.lines[c]) for c in mine], span)
         finding.quote, finding.place, finding.chunk = quote, span.place(chunk), chunk
     return f, finding
 
@@ -196,15 +196,28 @@ def _line_of(text: str, weight: dict[str, float]) -> str | None:
 
 
 def _quote(
-    weight: dict[str, float], chunks: list[tuple[Chunk, list[tuple[str, set[str]]]]]
+    weight: dict[str, float], chunks: list[tuple[Chunk, list[tuple[str, set[str]]]]], span: Span
 ) -> tuple[Chunk | None, str | None]:
-    """The evidence line that covers the entry's weighted words best."""
+    """The evidence line that covers the entry's weighted words best: a line of the output rather than
+    the recorded call (``Bash: {"command": …}``) unless the call says much more, then the command."""
     best: tuple[float, Chunk | None, str | None] = (0.0, None, None)
+    best_call: tuple[float, Chunk | None, str | None] = (0.0, None, None)
     for c, lines in chunks:
-        for line, lw in lines:
+        call = span.sources[c.source].call if c.source < len(span.sources) and c.start == 0 else None
+        for i, (line, lw) in enumerate(lines):
             common = lw & weight.keys()
             if common:
                 s = sum(weight[w] for w in common)
-                if s > best[0]:
+                if call and i == 0 and call.startswith(line.strip()[:40]):
+                    if s > best_call[0]:
+                        best_call = (s, c, describe_call(call))
+                elif s > best[0]:
                     best = (s, c, line.strip()[:240])
+    if best_call[0] > 2 * best[0]:
+        return best_call[1], best_call[2]
     return best[1], best[2]
+
+
+def describe_call(call: str) -> str:
+    name, data = call_input(call)
+    return describe_input(name, data, call)

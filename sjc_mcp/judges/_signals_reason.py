@@ -39,8 +39,13 @@ class Places:
 
 
 def _short(text: str, n: int) -> str:
+    """At most ``n`` characters: a path keeps its end (the file name), anything else its start."""
     text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
+    if len(text) <= n:
+        return text
+    if "/" in text and " " not in text:
+        return "…" + text[-(n - 1) :]
+    return text[: n - 1] + "…"
 
 
 def quoted(text: str | None, n: int = 160) -> str:

@@ -147,7 +147,7 @@ _DONE_ANY = re.compile(
 )
 _PLAN_AHEAD = re.compile(
     r"\b(?:need(?:s)? to|will|should|must|going to|to be|not yet|haven't|has not|have not|hasn't|still need|"
-    r"todo|pending|next|then|once|after|before|remaining|verify that|make sure)\b",
+    r"todo|pending|next|then|once|after|before|remaining|verify|ensure|confirm|check|make sure|until|so that)\b",
     re.IGNORECASE,
 )
 
@@ -167,6 +167,12 @@ def plan_wording(text: str) -> float:
 _DONE_MARK = re.compile(r"^[\s>*+\-\d.)]*(?:✅|✔|☑|\[[xX]\]|\[(?:DONE|[Dd]one)\])|\b(?:COMPLETED|DONE)\b")
 
 
+# "Test passed", "Build is green", "Merge succeeded": a noun that reads like an imperative verb
+_NOUN_START = re.compile(
+    r"^\w+s?\s+(?:passed|passes|passing|failed|fails|succeeded|succeeds|is|are|was|were|has|have|now)\b", re.IGNORECASE
+)
+
+
 def done_wording(text: str) -> bool:
     """Is the entry worded as something already done ("Pushed …", "✅ …", "all tests pass")?
 
@@ -178,7 +184,7 @@ def done_wording(text: str) -> bool:
         return False
     if _DONE_MARK.search(first):
         return True
-    if DIRECTIVE_START.match(body):
+    if DIRECTIVE_START.match(body) and not _NOUN_START.match(body):
         return False
     if _DONE_START.match(body):
         return True
@@ -186,7 +192,7 @@ def done_wording(text: str) -> bool:
     if not m:
         return False
     # "will be pushed", "tests should pass": the completion is planned, not done
-    return _PLAN_AHEAD.search(first[: m.start()][-40:]) is None
+    return _PLAN_AHEAD.search(first[max(0, m.start() - 40) : m.end()]) is None
 
 
 # what kind of action an entry says was done: (kind, pattern on the entry)
@@ -222,7 +228,8 @@ CLAIM_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     )
 )
 EDIT_CLAIM = re.compile(
-    r"\b(?:added|updated|modified|changed|created|wrote|written|edited|removed|deleted|renamed|moved|fixed|"
+    r"(?:^|(?:[,;:—–-]|\band|\bthen|\balso|\bbeen|\bhave|\bhas|\bjust|\bsuccessfully|\bi|\bwe)\s+)"
+    r"(?:added|updated|modified|changed|created|wrote|written|edited|removed|deleted|renamed|moved|fixed|"
     r"implemented|replaced|refactored|extracted|converted|introduced|dropped|wired|exported|imported|"
     r"simplified|switched|add|update|create|implement|integrate|populate|extract|rename|replace)\b",
     re.IGNORECASE,
@@ -235,7 +242,7 @@ def claimed_kinds(text: str) -> list[str]:
         return []
     first = text.split("\n", 1)[0]
     kinds = [k for k, rx in CLAIM_KINDS if _affirmed(rx, first)]
-    if _affirmed(EDIT_CLAIM, first):
+    if _affirmed(EDIT_CLAIM, strip_marker(first)):
         kinds.append("edit")
     return kinds
 

@@ -144,9 +144,13 @@ def fit_weights(rows: list[list[float]], ys: list[bool]) -> Weights:
     return Weights(models[0], models[1])
 
 
-# A contradicted value is not a matter of degree: whatever else the entry shares with the evidence,
-# its score is held below this.
+# Two findings are not a matter of degree. A value the evidence states otherwise holds the score below
+# CONTRADICTED_CAP, whatever else the entry shares with the evidence. An entry worded as done whose every
+# claimed action the span's last call of that kind did successfully (a push, a passing run, an edit
+# naming what it names) scores at least DONE_FLOOR however few words it shares with the outputs: on the
+# dev cases 64 of 65 such entries are supported.
 CONTRADICTED_CAP = 0.2
+DONE_FLOOR = 0.6
 
 
 class LexicalJudge:
@@ -178,6 +182,8 @@ class LexicalJudge:
             score = self.weights.score(f)
             if finding.conflict:
                 score = min(score, CONTRADICTED_CAP)
+            elif f["done_backed"] >= 1.0:
+                score = max(score, DONE_FLOOR)
             finding.score = score
             backed = finding.done is not None and score >= 0.5 and not finding.conflict
             judgments.append(
