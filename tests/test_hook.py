@@ -73,10 +73,47 @@ def settle(home: Path, limit: float = 60) -> None:
         time.sleep(0.05)
 
 
+ASK = "the flaky test in api/ again, please: run pytest and tell me which test fails"
+
+
+def open_span(tmp_path: Path) -> Path:
+    """A Claude Code transcript with two compactions and, after them, the span the next one compacts:
+    the user's request, a pytest run and a file read."""
+    path = small_cc(tmp_path)
+    pytest_call = [{"type": "tool_use", "id": "t5", "name": "Bash", "input": {"command": "pytest -q api/"}}]
+    failed = "1 failed, 44 passed\nFAILED api/test_limits.py::test_burst_window - assert 429 == 200"
+    read_call = [{"type": "tool_use", "id": "t6", "name": "Read", "input": {"file_path": "api/limits.py"}}]
+    records = [
+        cc_record("u5", "S1", "user", ASK),
+        cc_record("a5", "u5", "assistant", pytest_call),
+        cc_record("r5", "a5", "user", [{"type": "tool_result", "tool_use_id": "t5", "content": failed}]),
+        cc_record("a6", "r5", "assistant", read_call),
+        cc_record(
+            "r6", "a6", "user", [{"type": "tool_result", "tool_use_id": "t6", "content": "BURST_WINDOW_MS = 250"}]
+        ),
+    ]
+    with path.open("a") as fh:
+        fh.write("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+SUPPORTED = [
+    "   - pytest -q api/ reported 1 failed, 44 passed",
+    "   - api/test_limits.py::test_burst_window fails with assert 429 == 200",
+    "   - api/limits.py sets BURST_WINDOW_MS = 250",
+]
+INVENTED = "   - Email the release notes to every customer"
 RAW = (
-    "<analysis>thinking</analysis>\n<summary>\n1. Primary Request and Intent:\n   - fix the flaky test in api/\n\n"
-    "7. Pending Tasks:\n   - Email the release notes to every customer\n</summary>"
+    "<analysis>\nI ran pytest -q api/ and read api/limits.py.\n</analysis>\n\n<summary>\n"
+    "1. Primary Request and Intent:\n   - The user asked which test in api/ fails.\n\n"
+    "3. Files and Code Sections:\n" + SUPPORTED[2] + "\n\n"
+    "4. Errors and fixes:\n" + SUPPORTED[0] + "\n" + SUPPORTED[1] + "\n\n"
+    "7. Pending Tasks:\n" + INVENTED + "\n</summary>"
 )
+
+
+def decisions_of(rec: dict) -> dict[str, str]:
+    return {e["text"]: e["decision"] for e in rec["entries"]}
 
 
 @pytest.mark.skipif(not CC_FIXTURES, reason="../shared/fixtures is absent: no real Claude Code transcripts")
@@ -106,9 +143,7 @@ def test_post_compact_returns_at_once_and_the_note_follows(tmp_path):
     """Nothing waits for the transcript: PostCompact starts judging what it is handed and returns; the
     note waits for the next prompt or tool batch (which waits for the judgment if it still runs);
     SessionStart is not used."""
-    path = small_cc(tmp_path)
-    with path.open("a") as fh:  # the open span: what came after the last compaction
-        fh.write(json.dumps(cc_record("u5", "S1", "user", "the flaky test in api/ again, please")) + "\n")
+    path = open_span(tmp_path)
     home = tmp_path / "home"
     pre = event("PreCompact", path, trigger="manual", custom_instructions="keep the pytest result")
     assert run_hook("claude-code", pre, home).stdout == ""
@@ -120,9 +155,8 @@ def test_post_compact_returns_at_once_and_the_note_follows(tmp_path):
     batch = run_hook("claude-code", event("PostToolBatch", path, tool_calls=[]), home)  # waits for it
     [rec] = judged(home)
     assert rec["event"] == "PostCompact" and rec["boundary"] == 2  # the compaction being made (the third)
-    decisions = {e["text"].strip(): e["decision"] for e in rec["entries"]}
-    assert decisions["- Email the release notes to every customer"] == "prune"
-    assert decisions["- fix the flaky test in api/"] == "keep"
+    decided = decisions_of(rec)
+    assert decided[INVENTED] == "prune" and all(decided[x] == "keep" for x in SUPPORTED), decided
     ctx = json.loads(batch.stdout)["hookSpecificOutput"]
     assert ctx["hookEventName"] == "PostToolBatch"
     assert '"Email the release notes to every customer"' in ctx["additionalContext"]
@@ -138,11 +172,12 @@ def test_post_compact_returns_at_once_and_the_note_follows(tmp_path):
 def test_the_last_tool_batch_counts_when_the_transcript_lags(tmp_path):
     """Claude Code may not have written the results of the batch before a compaction when PostCompact
     runs; the PostToolBatch hook was handed them and they count as sources."""
-    path = small_cc(tmp_path)
+    path = open_span(tmp_path)
     with path.open("a") as fh:  # the call is written, its result is not yet
         tool_use = [{"type": "tool_use", "id": "t9", "name": "Bash", "input": {"command": "./probe"}}]
-        fh.write(json.dumps(cc_record("a9", "u4", "assistant", tool_use)) + "\n")
-    raw = RAW.replace("</summary>", "\n5. Problem Solving:\n   - The probe reported shard quokka-3 at 37ms\n</summary>")
+        fh.write(json.dumps(cc_record("a9", "r6", "assistant", tool_use)) + "\n")
+    late = "   - The probe reported shard quokka-3 at 37ms"
+    raw = RAW.replace("</summary>", f"\n5. Problem Solving:\n{late}\n</summary>")
     result = {"tool_name": "Bash", "tool_input": {"command": "./probe"}, "tool_use_id": "t9"}
     result["tool_response"] = {"stdout": "shard quokka-3 latency 37ms", "stderr": ""}
     for with_batch in (False, True):
@@ -152,48 +187,48 @@ def test_the_last_tool_batch_counts_when_the_transcript_lags(tmp_path):
         run_hook("claude-code", post_compact(path, raw), home)
         settle(home)
         [rec] = judged(home)
-        probe = next(e for e in rec["entries"] if "quokka-3" in e["text"])
-        assert probe["decision"] == ("keep" if with_batch else "prune"), probe
+        assert decisions_of(rec)[late] == ("keep" if with_batch else "prune"), rec["entries"]
 
 
 def test_what_was_flagged_in_the_previous_summary_is_no_source(tmp_path):
     """A summary the hook could only flag, not edit, stays in the transcript; the next summary that
     repeats its flagged entries is not supported by it."""
-    path = small_cc(tmp_path)
+    path = open_span(tmp_path)
     home = tmp_path / "home"
-    first = RAW.replace("   - fix the flaky test in api/", "   - the flaky test in api/ has 3 failures")
-    run_hook("claude-code", post_compact(path, first), home)
+    run_hook("claude-code", post_compact(path, RAW), home)
     settle(home)
-    assert any(e["decision"] == "prune" and "Email" in e["text"] for e in judged(home)[0]["entries"])
-    # Claude Code writes that summary as the open span's previous summary; the next one repeats the plan
-    lines = path.read_text().splitlines(keepends=True)
+    assert decisions_of(judged(home)[0])[INVENTED] == "prune"
+    # Claude Code writes that summary; the next span starts from it, and the next summary repeats the plan
     boundary = {
         "type": "system",
         "subtype": "compact_boundary",
         "uuid": "B9",
         "parentUuid": None,
-        "logicalParentUuid": "u4",
+        "logicalParentUuid": "r6",
         "sessionId": "S",
         "timestamp": "2026-01-01T00:09:00Z",
     }
-    stored = "This session is being continued from a previous conversation.\n\nSummary:\n" + first.split("<summary>\n")[
-        1
-    ].replace("</summary>", "")
-    summary_rec = cc_record("S9", "B9", "user", stored, isCompactSummary=True)
-    after = cc_record("u9", "S9", "user", "carry on with the test")
-    path.write_text("".join(lines) + "".join(json.dumps(x) + "\n" for x in (boundary, summary_rec, after)))
-    second = RAW.replace("fix the flaky test in api/", "carry on with the test")
-    run_hook("claude-code", post_compact(path, second), home)
+    stored = "This session is being continued from a previous conversation.\n\nSummary:\n"
+    stored += RAW.split("<summary>\n")[1].replace("</summary>", "")
+    records = [
+        boundary,
+        cc_record("S9", "B9", "user", stored, isCompactSummary=True),
+        cc_record("u9", "S9", "user", "carry on with the burst window test"),
+    ]
+    with path.open("a") as fh:
+        fh.write("".join(json.dumps(r) + "\n" for r in records))
+    run_hook("claude-code", post_compact(path, RAW), home)
     settle(home)
     rec = judged(home)[-1]
-    email = next(e for e in rec["entries"] if "Email" in e["text"])
-    assert email["decision"] == "prune", rec["entries"]
+    decided = decisions_of(rec)
+    assert decided[INVENTED] == "prune", rec["entries"]  # not supported by the summary it was flagged in
+    assert all(decided[x] == "keep" for x in SUPPORTED)  # those the previous summary does support
 
 
 def test_no_event_loads_the_config_or_the_judge_in_the_hook_process(tmp_path):
     """Every event runs before the config is loaded (PostCompact hands the judging to a process of its
     own): no pydantic, no numpy, no judge; that keeps each near Python's own start-up time."""
-    path = small_cc(tmp_path)
+    path = open_span(tmp_path)
     code = (
         "import json, sys\n"
         "from sjc_mcp.hook import run_hook\n"
@@ -264,7 +299,7 @@ def test_a_waiting_note_is_taken_once(tmp_path):
 
 
 def test_kill_switch_file_means_no_output_and_a_disabled_record(tmp_path):
-    path = small_cc(tmp_path)
+    path = open_span(tmp_path)
     home = tmp_path / "home"
     (home / ".config" / "sjc").mkdir(parents=True)
     (home / ".config" / "sjc" / "disabled").touch()
@@ -314,23 +349,6 @@ def test_bad_config_exits_0(tmp_path):
     settle(home)
     [rec] = log_records(home)
     assert rec["status"] == "error" and "threshold" in " ".join(rec["errors"])
-
-
-def test_post_compact_alone_judges_the_raw_summary(tmp_path):
-    path = small_cc(tmp_path)
-    with path.open("a") as fh:
-        fh.write(json.dumps(cc_record("u9", "S1", "user", "deploy to staging now")) + "\n")
-    raw = (
-        "<analysis>thinking</analysis>\n<summary>\n1. Primary Request and Intent:\n   - deploy to staging\n\n"
-        "7. Pending Tasks:\n   - Email the release notes to every customer\n</summary>"
-    )
-    home = tmp_path / "home"
-    r = run_hook("claude-code", post_compact(path, raw, session="s2"), home)
-    assert r.returncode == 0 and r.stdout.startswith(JUDGING)
-    settle(home)
-    rec = log_records(home)[-1]
-    assert rec["status"] == "judged" and rec["event"] == "PostCompact"
-    assert any(e["decision"] == "prune" and "Email" in e["text"] for e in rec["entries"])
 
 
 def test_time_budget_gives_up_cleanly(tmp_path):

@@ -77,7 +77,7 @@ def run_hook(host: str, stdin_text: str, config_path: str | None = None) -> str:
 
         module = importlib.import_module(module_name)
         quick = getattr(module, "quick", None)  # events done before the config is loaded
-        early = quick(payload, config_path) if quick is not None else None
+        early = quick(payload) if quick is not None else None
         if early is not None:
             return early
         from sjc_mcp.config import load_config

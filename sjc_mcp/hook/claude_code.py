@@ -95,7 +95,7 @@ def _batch(calls: Any) -> list[dict[str, str]]:
     return out
 
 
-def quick(payload: dict[str, Any], config_path: str | None = None) -> str | None:
+def quick(payload: dict[str, Any]) -> str | None:
     """Every event, done before any config is loaded: the output ("" for none), or None when the hook
     must go on with the config (to judge, or to log that sjc is switched off). ``PostCompact`` starts
     the judgment in the background and returns at once; the other events keep what they are handed and
@@ -106,7 +106,7 @@ def quick(payload: dict[str, Any], config_path: str | None = None) -> str | None
         summary = payload.get("compact_summary")
         if payload.get(NOW) or _switched_off() or not isinstance(summary, str) or not summary.strip():
             return None  # judge (or log why not) here
-        return _judge_in_background(payload, config_path)
+        return _judge_in_background(payload, _config_arg())
     if _switched_off():
         return ""
     state = SessionState.of(str(payload.get("session_id") or ""))
@@ -130,6 +130,18 @@ def quick(payload: dict[str, Any], config_path: str | None = None) -> str | None
         if isinstance(prompt, str) and prompt.strip() and not prompt.lstrip().startswith("/"):
             state.write_recent("prompt", prompt[:MAX_PROMPT])
     return hand_over(state, str(event))
+
+
+def _config_arg() -> str | None:
+    """The ``--config`` this ``sjc hook`` was started with, for the judgment it starts (the environment,
+    ``SJC_CONFIG`` included, it inherits anyway)."""
+    argv = sys.argv[1:]
+    for i, arg in enumerate(argv):
+        if arg == "--config" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--config="):
+            return arg.split("=", 1)[1]
+    return None
 
 
 def _judge_in_background(payload: dict[str, Any], config_path: str | None) -> str | None:
