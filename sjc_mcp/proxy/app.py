@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import socket
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -348,14 +349,37 @@ def create_app(config: Config, upstream: str | None = None) -> Any:
 
 
 def parse_listen(listen: str) -> tuple[str, int]:
+    from sjc_mcp.errors import InputError
+
     host, _, port = listen.rpartition(":")
     host = host.strip("[]") or "127.0.0.1"
     try:
-        return host, int(port)
+        number = int(port)
     except ValueError:
-        from sjc_mcp.errors import InputError
-
         raise InputError(f"--listen wants HOST:PORT, got {listen!r}") from None
+    if not 0 < number < 65536:
+        raise InputError(f"--listen: port {number} is not between 1 and 65535")
+    return host, number
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound here so that a port in use or a bad address is one clear line."""
+    from sjc_mcp.errors import InputError
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, kind, proto, _, addr = infos[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(addr)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
 
 
 def serve(config: Config, listen: str | None = None, upstream: str | None = None) -> None:
@@ -364,6 +388,7 @@ def serve(config: Config, listen: str | None = None, upstream: str | None = None
     from sjc_mcp.judges._remote import is_loopback
 
     host, port = parse_listen(listen or config.proxy.listen)
+    sock = bind(host, port)
     if not is_loopback(f"http://{host}"):
         print(
             f"sjc proxy: listening on {host}, reachable from other machines: anything that can reach it can use "
@@ -372,12 +397,16 @@ def serve(config: Config, listen: str | None = None, upstream: str | None = None
         )
     target = upstream or config.proxy.upstream or "api.anthropic.com / api.openai.com by route"
     print(f"sjc proxy on http://{host}:{port} → {target} (judge {config.judge}, mode {config.mode})", file=sys.stderr)
-    uvicorn.run(
-        create_app(config, upstream),
-        host=host,
-        port=port,
-        log_level="warning",
-        server_header=False,
-        date_header=False,
-        access_log=False,
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(config, upstream),
+            log_level="warning",
+            server_header=False,
+            date_header=False,
+            access_log=False,
+        )
     )
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
