@@ -98,18 +98,40 @@ def _is_ours(h: Any) -> bool:
     return isinstance(h, dict) and MARK in str(h.get("command", ""))
 
 
+def _strip_ours(groups: list[Any]) -> list[Any]:
+    """``groups`` without sjc's hooks (a group that held only ours goes; others keep their other hooks)."""
+    kept = []
+    for g in groups:
+        if isinstance(g, dict) and isinstance(g.get("hooks"), list) and any(_is_ours(h) for h in g["hooks"]):
+            rest = [h for h in g["hooks"] if not _is_ours(h)]
+            if rest:
+                kept.append({**g, "hooks": rest})
+        else:
+            kept.append(g)
+    return kept
+
+
 def merge(settings: dict[str, Any], block: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """``settings`` with exactly ``block`` as sjc's hooks: ours for events this version no longer uses
+    (or with another command, matcher or timeout) are replaced; everything else stays as it was."""
     out = json.loads(json.dumps(settings))
     hooks = out.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InputError("the settings file has a 'hooks' value that is not an object; fix it by hand first")
+    for event in [e for e in hooks if e not in block and isinstance(hooks[e], list)]:
+        kept = _strip_ours(hooks[event])
+        if kept:
+            hooks[event] = kept
+        else:
+            del hooks[event]
     for event, groups in block.items():
         current = hooks.setdefault(event, [])
         if not isinstance(current, list):
             raise InputError(f"hooks.{event} in the settings file is not a list; fix it by hand first")
-        if any(_is_ours(h) for g in current if isinstance(g, dict) for h in g.get("hooks", [])):
+        ours = [g for g in current if isinstance(g, dict) and any(_is_ours(h) for h in g.get("hooks") or [])]
+        if ours == groups:
             continue
-        current.extend(groups)
+        current[:] = [*_strip_ours(current), *groups]
     return out
 
 
@@ -119,19 +141,11 @@ def remove(settings: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(hooks, dict):
         return out
     for event in list(hooks):
-        groups = hooks[event]
-        if not isinstance(groups, list):
+        if not isinstance(hooks[event], list):
             continue
-        kept_groups = []
-        for g in groups:
-            if isinstance(g, dict) and isinstance(g.get("hooks"), list) and any(_is_ours(h) for h in g["hooks"]):
-                rest = [h for h in g["hooks"] if not _is_ours(h)]
-                if rest:
-                    kept_groups.append({**g, "hooks": rest})
-            else:
-                kept_groups.append(g)
-        if kept_groups:
-            hooks[event] = kept_groups
+        kept = _strip_ours(hooks[event])
+        if kept:
+            hooks[event] = kept
         else:
             del hooks[event]
     if not hooks:

@@ -96,3 +96,29 @@ def test_backups_are_never_overwritten(isolated_home, monkeypatch):
     backups = sorted(settings.parent.glob("settings.json.sjc-backup-*"))
     assert len(backups) == 3
     assert backups[0].read_text() == original  # the first backup still holds the user's own settings
+
+
+def test_install_over_an_older_install_replaces_its_stale_events(isolated_home):
+    """An older sjc installed SessionStart(compact); installing this version takes it out, keeps foreign hooks."""
+    from sjc_mcp import install as inst
+
+    settings = isolated_home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    old = {
+        "hooks": {
+            "SessionStart": [
+                {"matcher": "compact", "hooks": [{"type": "command", "command": "/old/sjc hook claude-code"}]},
+                {"matcher": "startup", "hooks": [{"type": "command", "command": "echo hi"}]},
+            ],
+            "PostCompact": [{"matcher": "manual|auto", "hooks": [{"type": "command", "command": "/old/sjc hook claude-code", "timeout": 5}]}],
+        }
+    }
+    settings.write_text(json.dumps(old))
+    inst.install("claude-code", "user", command="/new/sjc")
+    now = json.loads(settings.read_text())
+    assert now["hooks"]["SessionStart"] == [old["hooks"]["SessionStart"][1]]
+    commands = [h["command"] for groups in now["hooks"].values() for g in groups for h in g["hooks"]]
+    assert "/old/sjc hook claude-code" not in commands and "/new/sjc hook claude-code" in commands
+    before = settings.read_text()
+    inst.install("claude-code", "user", command="/new/sjc")  # again: nothing changes
+    assert settings.read_text() == before
