@@ -225,16 +225,31 @@ pruning would have done and are not added to what was removed.</p>
 """
 
 
+def _redacted(value: Any) -> Any:
+    """Every string of the report with secrets redacted, as anything that leaves the log is."""
+    from sjc_mcp.redact import redacted
+
+    if isinstance(value, str):
+        return redacted(value) if len(value) > 7 else value
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
+
+
 def write_html(report: dict[str, Any], log_path: str, out: str | os.PathLike[str]) -> Path:
     """Write the page to ``out`` (creating its folder), atomically; a bad path is an :class:`InputError`."""
     path = Path(out).expanduser()
     if path.is_dir():
         raise InputError(f"--html wants a file name, and {path} is a folder")
-    page = render_html(report, log_path)
+    page = render_html(_redacted(report), log_path)
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(page, encoding="utf-8")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # the page holds session text
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(page)
         tmp.replace(path)
     except OSError as exc:
         with contextlib.suppress(OSError):

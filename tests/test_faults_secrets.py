@@ -208,3 +208,33 @@ def test_no_planted_secret_reaches_a_loopback_relevance_judge(tmp_path):
         assert any(PLANTED[0][1] in it.content for it in r.messages)  # the history itself is not altered
     finally:
         api.close()
+
+
+def test_the_html_report_is_private_and_redacted(tmp_path):
+    import stat
+
+    from sjc_mcp import log as decision_log
+    from sjc_mcp.audit import read_log, summarise
+    from sjc_mcp.report import write_html
+
+    log = tmp_path / "log.jsonl"
+    token = "ghp_R4nd0mT0k3nV4lu3F0rT3st1ngPurp0s3s12"
+    decision_log.append(
+        log,
+        {
+            "op": "prune",
+            "status": "judged",
+            "mode": "enforce",
+            "session": "s1",
+            "boundary_id": "b1",
+            "threshold": 0.5,
+            "margin": 0.05,
+            "entries": [{"id": 0, "section": "Pending Tasks", "text": f"- push with {token}", "score": 0.1, "decision": "prune"}],
+            "removed": 1,
+            "kept": 0,
+        },
+    )
+    out = write_html(summarise(*read_log(log)), str(log), tmp_path / "r.html")
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    page = out.read_text()
+    assert token not in page and "REDACTED" in page
