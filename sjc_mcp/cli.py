@@ -21,7 +21,7 @@ def _add_judge_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--summary", metavar="FILE", help="the candidate summary (default: stdin, or the transcript's)")
     p.add_argument("--transcript", metavar="PATH", help="a host transcript: judge one of its compactions")
     p.add_argument("--boundary", type=int, metavar="N", help="which compaction of --transcript (default: newest)")
-    p.add_argument("--evidence", metavar="FILE", nargs="*", default=[], help="tool outputs, one file each")
+    p.add_argument("--evidence", metavar="FILE", nargs="*", action="extend", default=[], help="tool output files")
     p.add_argument("--evidence-jsonl", metavar="FILE", help="evidence as JSON lines {kind, name, content}")
     p.add_argument("--previous", metavar="FILE", help="the previous committed summary")
     p.add_argument("--task", metavar="FILE", help="the fixed task prompt the host keeps (not a source)")

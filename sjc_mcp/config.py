@@ -109,6 +109,9 @@ class Config(_Table):
     threshold: float = Field(0.5, ge=0.0, le=1.0)
     margin: float = Field(0.05, ge=0.0, le=0.5)
     mode: Literal["enforce", "shadow"] = "enforce"
+    max_prune_share: float = Field(
+        0.6, ge=0.0, le=1.0, description="a summary pruning would cut by more than this share of entries is kept whole"
+    )
     sources: list[SourceName] = Field(default_factory=lambda: ["tool_output", "user_message", "previous_summary"])
     allow_remote: bool = False
     calibrated_model: str | None = Field(None, description="the model id the threshold was tuned for (audit warns)")

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sjc_mcp.text import strip_marker
+
 SourceKind = Literal["tool_output", "user_message", "previous_summary"]
 Decision = Literal["keep", "prune", "unjudged"]
 
@@ -36,8 +38,6 @@ class Entry(BaseModel):
     @property
     def first_line(self) -> str:
         """The entry's first line without indentation or list marker (how labels name entries)."""
-        from sjc_mcp.summary._engine import strip_marker
-
         return strip_marker(self.text.split("\n", 1)[0])
 
 
@@ -48,6 +48,9 @@ class ParsedSummary(BaseModel):
     host: str
     sections: list[Section]
     entries: list[Entry]
+    unstructured: str | None = Field(
+        default=None, description="why the splitter found nothing to judge (no structure, not text); then no entries"
+    )
 
     def render(self, remove: set[int] | frozenset[int] = frozenset()) -> str:
         if not remove:
@@ -172,6 +175,12 @@ class JudgeResult(BaseModel):
     errors: list[str] = Field(default_factory=list)
     redactions: int = 0
     duration_ms: float = 0.0
+    warnings: list[str] = Field(
+        default_factory=list, description="what the caller should know: nothing judged, the guard, an incomplete span"
+    )
+    unstructured: bool = Field(False, description="the splitter found no entries: nothing judged, summary untouched")
+    incomplete_span: bool = Field(False, description="the span starts mid-session: unsourced entries left unjudged")
+    guarded: bool = Field(False, description="pruning would remove more than max_prune_share: kept whole")
 
 
 class PruneResult(JudgeResult):

@@ -1,4 +1,16 @@
-"""Split, retrieve, judge, decide, render, log: the one library call every surface goes through."""
+"""Split, retrieve, judge, decide, render, log: the one library call every surface goes through.
+
+What every surface inherits from here, besides the judgment itself:
+
+- a summary the splitter finds no entries in (not text, no structure) is returned byte for byte,
+  judged as nothing, with a warning on stderr and a log record of status ``unstructured``;
+- on a span that visibly starts mid-session (``incomplete_span``), an entry with no source in the
+  span is ``unjudged``, not pruned: its source may lie before the file's first record;
+- on a span with no user message at all, entries of the sections that restate the user's words are
+  ``unjudged``, not pruned;
+- when pruning would remove more than ``max_prune_share`` of the entries, nothing is removed (the
+  guard), and the log says so.
+"""
 
 from __future__ import annotations
 
@@ -29,12 +41,17 @@ from sjc_mcp.models import (
 )
 from sjc_mcp.redact import redact_inputs
 from sjc_mcp.summary import split_summary
-from sjc_mcp.text import estimate_tokens
+from sjc_mcp.text import estimate_tokens, is_user_section
 
 MAX_SUMMARY_BYTES = 1_000_000
 MAX_EVIDENCE_BYTES = 20_000_000
 
 EvidenceLike = Source | EvidenceItem | dict[str, Any] | str
+MID_SESSION = "the span starts mid-session"
+
+
+def _say(msg: str) -> None:
+    print(f"sjc: {msg}", file=sys.stderr)
 
 
 def to_sources(evidence: Iterable[EvidenceLike]) -> list[Source]:
@@ -148,6 +165,57 @@ def _results(parsed: ParsedSummary, out: JudgeOutput, threshold: float, margin: 
     return results
 
 
+def _hold(entries: list[EntryResult], which: Any, decision: str, why: str) -> int:
+    """Turn the ``prune`` decisions that ``which`` picks into ``decision``, saying why; how many."""
+    n = 0
+    for e in entries:
+        if e.decision == "prune" and which(e):
+            e.decision = decision  # type: ignore[assignment]
+            e.reason = f"{why} ({e.reason})" if e.reason else why
+            n += 1
+    return n
+
+
+def _caveats(
+    entries: list[EntryResult], sources: Sequence[Source], incomplete: str | None, max_share: float
+) -> tuple[list[str], bool]:
+    """Apply what the span and the guard say about the judge's decisions; the warnings, and whether the
+    guard kept the summary whole."""
+    warnings: list[str] = []
+    if incomplete:
+        n = _hold(
+            entries,
+            lambda e: not e.contradicted,
+            "unjudged",
+            "no source in this span, which starts mid-session: its source may lie before it",
+        )
+        warnings.append(
+            f"incomplete span: {incomplete}; {n} {'entry' if n == 1 else 'entries'} with no source in it "
+            "left unjudged (kept, not flagged)"
+        )
+    if not any(s.kind == "user_message" for s in sources):
+        n = _hold(
+            entries,
+            lambda e: is_user_section(e.section) and not e.contradicted,
+            "unjudged",
+            "restates the user, and the span holds none of the user's messages",
+        )
+        if n:
+            warnings.append(
+                f"the span holds no user message: {n} {'entry' if n == 1 else 'entries'} restating the user "
+                "left unjudged (kept, not flagged)"
+            )
+    would = sum(e.decision == "prune" for e in entries)
+    if entries and would > max_share * len(entries):
+        _hold(entries, lambda e: True, "keep", "kept: the max_prune_share guard kept the summary whole")
+        warnings.append(
+            f"guard: pruning would remove {would} of {len(entries)} entries ({would / len(entries):.0%}, more than "
+            f"max_prune_share {max_share:.0%}); the summary is kept whole"
+        )
+        return warnings, True
+    return warnings, False
+
+
 def _log_record(result: JudgeResult, summary: str, after: str, meta: dict[str, Any], config: Config) -> dict:
     entries = [
         {
@@ -174,7 +242,13 @@ def _log_record(result: JudgeResult, summary: str, after: str, meta: dict[str, A
         "threshold": result.threshold,
         "margin": result.margin,
         "mode": result.mode,
-        "status": "disabled" if result.disabled else ("error" if result.errors and not entries else "judged"),
+        "status": (
+            "disabled"
+            if result.disabled
+            else "unstructured"
+            if result.unstructured
+            else ("error" if result.errors and not entries else "judged")
+        ),
         "entries": entries,
         "kept": sum(e.decision != "prune" for e in result.entries),
         "pruned": sum(e.decision == "prune" for e in result.entries),
@@ -187,6 +261,10 @@ def _log_record(result: JudgeResult, summary: str, after: str, meta: dict[str, A
         "duration_ms": round(result.duration_ms, 2),
         "redactions": result.redactions,
         "errors": result.errors,
+        **({"warnings": result.warnings} if result.warnings else {}),
+        **({"note": result.warnings[0]} if result.unstructured else {}),
+        **({"incomplete_span": True} if result.incomplete_span else {}),
+        **({"guard": {"max_prune_share": config.max_prune_share, "kept_whole": True}} if result.guarded else {}),
     }
 
 
@@ -203,8 +281,10 @@ def _judge(
     judge: Judge | None,
     retained: Sequence[Turn],
     assistant_prose: Sequence[str],
+    incomplete_span: str | bool | None = None,
 ) -> tuple[JudgeResult, ParsedSummary, Config]:
     config = config or Config()
+    incomplete = MID_SESSION if incomplete_span is True else (incomplete_span or None)
     sources = to_sources(evidence)
     _check_sizes(summary, sources)
     th = config.threshold if threshold is None else threshold
@@ -225,8 +305,20 @@ def _judge(
                 disabled=True,
                 errors=[f"disabled by {off}"],
             )
+        elif parsed.unstructured:
+            result = JudgeResult(
+                entries=[],
+                threshold=th,
+                margin=mg,
+                judge=JudgeInfo(name="none", model="none"),
+                host=parsed.host,
+                mode=config.mode,
+                unstructured=True,
+                warnings=[f"unstructured: nothing judged ({parsed.unstructured}); the summary is kept as it is"],
+            )
         else:
             judge = judge or make_judge(config)
+            given = list(sources)
             redacted = 0
             if getattr(judge, "sends_text", False):  # whole texts, before chunking can split a secret
                 sources, previous_summary, task, redacted = redact_inputs(sources, previous_summary, task)
@@ -244,8 +336,10 @@ def _judge(
                 if request.entries
                 else (JudgeOutput(judgments=[], name=judge.name, model=judge.model), [])
             )
+            entries = _results(parsed, out, th, mg)
+            warnings, guarded = _caveats(entries, given, incomplete, config.max_prune_share)
             result = JudgeResult(
-                entries=_results(parsed, out, th, mg),
+                entries=entries,
                 threshold=th,
                 margin=mg,
                 judge=JudgeInfo(name=out.name, model=out.model),
@@ -253,7 +347,12 @@ def _judge(
                 mode=config.mode,
                 errors=errors,
                 redactions=out.redactions + redacted,
+                warnings=warnings,
+                incomplete_span=bool(incomplete),
+                guarded=guarded,
             )
+    for w in result.warnings:
+        _say(w)
     result.duration_ms = t.ms
     return result, parsed, config
 
@@ -280,10 +379,12 @@ def judge_summary(
     judge: Judge | None = None,
     retained: Sequence[Turn] = (),
     assistant_prose: Sequence[str] = (),
+    incomplete_span: str | bool | None = None,
     log: bool = True,
     meta: dict[str, Any] | None = None,
 ) -> JudgeResult:
-    """Score every entry of ``summary`` against ``evidence`` (and the previous summary) and decide."""
+    """Score every entry of ``summary`` against ``evidence`` (and the previous summary) and decide.
+    ``incomplete_span`` (True, or why) says the evidence is a span that starts mid-session."""
     result, _, config = _judge(
         summary,
         evidence,
@@ -296,6 +397,7 @@ def judge_summary(
         judge=judge,
         retained=retained,
         assistant_prose=assistant_prose,
+        incomplete_span=incomplete_span,
     )
     if log:
         _write_log(config, _log_record(result, summary, summary, {"op": "judge", **(meta or {})}, config), result)
@@ -315,6 +417,7 @@ def prune_summary(
     judge: Judge | None = None,
     retained: Sequence[Turn] = (),
     assistant_prose: Sequence[str] = (),
+    incomplete_span: str | bool | None = None,
     log: bool = True,
     meta: dict[str, Any] | None = None,
 ) -> PruneResult:
@@ -332,6 +435,7 @@ def prune_summary(
         judge=judge,
         retained=retained,
         assistant_prose=assistant_prose,
+        incomplete_span=incomplete_span,
     )
     remove = {e.id for e in result.entries if e.decision == "prune"}
     enforce = config.mode == "enforce" and not result.disabled
@@ -355,12 +459,14 @@ def prune_summary(
 
 
 def boundary_kwargs(boundary: Any) -> dict[str, Any]:
-    """What a transcript boundary gives the judge: its sources, previous summary, task, prose."""
+    """What a transcript boundary gives the judge: its previous summary, task, prose, and whether its
+    span starts mid-session."""
     return {
         "previous_summary": boundary.previous_summary,
         "task": boundary.task,
         "retained": boundary.retained_turns(),
         "assistant_prose": boundary.assistant_prose(),
+        "incomplete_span": getattr(boundary, "incomplete", None),
     }
 
 

@@ -1,4 +1,5 @@
-"""Tokenising shared by retrieval and the offline judge."""
+"""Text helpers shared below every stage: tokenising (retrieval, the offline judge), list markers
+(the splitter, entries' first lines), section kinds and telling text from binary."""
 
 from __future__ import annotations
 
@@ -22,6 +23,20 @@ def tokens(text: str) -> list[str]:
     return [t for t in WORD.findall(text.lower()) if t not in stop]
 
 
+# A list item's marker: a bullet, a number (``1.`` ``2)``), a letter or roman numeral (``a.`` ``iv)``)
+# or one in parentheses (``(a)`` ``(3)``). A letter needs a space after it, so a word never reads as one.
+BULLET_RE = re.compile(
+    r"^([ \t]*)(?:(?:[-*+•]|\d{1,3}[.)]|\((?:\d{1,3}|[A-Za-z]|[ivxIVX]{1,4})\))(?:[ \t]+|$)"
+    r"|(?:[A-Za-z]|[ivxIVX]{2,4})[.)][ \t]+)"
+)
+
+
+def strip_marker(line: str) -> str:
+    """A line without its indentation and list marker."""
+    m = BULLET_RE.match(line)
+    return line[m.end() :].strip() if m else line.strip()
+
+
 def estimate_tokens(text: str) -> int:
     """A model-token estimate (about four characters a token); labelled as an estimate wherever shown."""
     return (len(text) + 3) // 4
@@ -37,3 +52,29 @@ def is_forward_section(section: str) -> bool:
     """Forward-looking sections (pending tasks, open TODOs, next steps, current work, decisions, plans,
     task state): where compressors put what they invent, and where the judge is measured."""
     return bool(_FORWARD.search(section))
+
+
+_USER_SECTION = re.compile(r"user'?s? (?:messages?|asks?|requests?)|primary request", re.IGNORECASE)
+
+
+def is_user_section(section: str) -> bool:
+    """Sections that restate what the user said (all user messages, pending user asks, the primary
+    request): their source is a user message, so they cannot be judged on a span that has none."""
+    return bool(_USER_SECTION.search(section))
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f]")
+
+
+def not_text(text: str) -> str | None:
+    """Why ``text`` is not readable text (NUL bytes, control characters, undecodable bytes), or None."""
+    if "\x00" in text:
+        return "not text: it contains NUL bytes"
+    n = max(len(text), 1)
+    controls = len(_CONTROL.findall(text))
+    if controls > max(2, n // 100):
+        return f"not text: {controls} control characters in {len(text):,}"
+    bad = text.count("\ufffd") + sum(1 for c in text if "\ud800" <= c <= "\udfff")
+    if bad > max(2, n // 100):
+        return f"too damaged: {bad} undecodable characters in {len(text):,}"
+    return None

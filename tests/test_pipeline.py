@@ -98,7 +98,10 @@ def test_threshold_argument_overrides_config(tmp_path):
     summary, evidence = example()
     j = FixedJudge(lambda e: 0.6)
     assert prune_summary(summary, evidence, config=cfg(tmp_path), judge=j).removed == 0
-    assert prune_summary(summary, evidence, config=cfg(tmp_path), judge=j, threshold=0.9).removed > 0
+    everything = prune_summary(summary, evidence, config=cfg(tmp_path), judge=j, threshold=0.9)
+    assert everything.guarded and everything.removed == 0  # all of it: the guard keeps the summary whole
+    unguarded = cfg(tmp_path, max_prune_share=1.0)
+    assert prune_summary(summary, evidence, config=unguarded, judge=j, threshold=0.9).removed > 0
     with pytest.raises(InputError):
         prune_summary(summary, evidence, config=cfg(tmp_path), judge=j, threshold=2)
 

@@ -60,6 +60,10 @@ class Boundary(BaseModel):
     boundary_id: str | None = Field(default=None, description="a stable id of this compaction in its transcript")
     task: str | None = None
     note: str | None = Field(default=None, description="why there is nothing to judge, when there is not")
+    incomplete: str | None = Field(
+        default=None,
+        description="why the span visibly starts mid-session (a parent record not in the file), when it does",
+    )
 
     def sources(self) -> list[Source]:
         """Tool outputs (each read with the call it answers) and user messages of the span."""

@@ -8,6 +8,15 @@ memory grows with the span, not the file. A compaction is a ``system`` record wi
 with ``isCompactSummary``. Injected user records (``isMeta``, command wrappers, system reminders,
 caveats) are not user messages; ``queue-operation`` enqueues are, unless they are slash commands or
 notifications.
+
+When the model calls several tools at once, each ``tool_use`` block is a record chained to the one
+before, and each result hangs off its own call: only the last result continues the chain. The model
+saw every one of them, so a call on the chain whose result is not on it takes its result from the
+record that answers it (one per call, never a sidechain's). Subagent records (``isSidechain``) are
+never part of the span; the subagent's answer is, as the main agent received it (the Task result).
+
+A span whose walk ends at a record whose parent is not in the file starts mid-session: the boundary
+says so in ``incomplete``.
 """
 
 from __future__ import annotations
@@ -38,6 +47,9 @@ class _Rec:
     kind: str  # "conv" | "boundary" | "summary"
     logical_parent: str | None = None
     timestamp: str = ""
+    side: bool = False  # a subagent's own record (isSidechain)
+    user: bool = False  # a user record (a message or tool results)
+    msg: str | None = None  # an assistant record's API message id: one model turn's blocks share it
 
 
 @dataclass
@@ -48,6 +60,8 @@ class _Index:
     boundaries: list[str] = field(default_factory=list)  # uuids of compact_boundary records, file order
     summaries: dict[str, str] = field(default_factory=dict)  # boundary uuid -> summary record uuid
     queued: list[tuple[str, str]] = field(default_factory=list)  # (timestamp, content) of enqueued messages
+    answers: dict[str, list[str]] = field(default_factory=dict)  # tool_use id -> uuids of records with its result
+    turns: dict[str, list[str]] = field(default_factory=dict)  # API message id -> uuids of its assistant records
     session_id: str | None = None
     bad_lines: int = 0
 
@@ -94,8 +108,26 @@ def _index(path: Path) -> _Index:
                 if owner and owner not in idx.summaries:
                     idx.summaries[owner] = uuid
             else:
-                idx.recs[uuid] = _Rec(here, rec.get("parentUuid"), "conv", None, rec.get("timestamp", ""))
+                side = bool(rec.get("isSidechain"))
+                user = rec.get("type") == "user"
+                msg = rec.get("message")
+                mid = msg.get("id") if rec.get("type") == "assistant" and isinstance(msg, dict) else None
+                mid = mid if isinstance(mid, str) and not side else None
+                idx.recs[uuid] = _Rec(
+                    here, rec.get("parentUuid"), "conv", None, rec.get("timestamp", ""), side, user, mid
+                )
+                if mid is not None:
+                    idx.turns.setdefault(mid, []).append(uuid)
+                if user and not side and b'"tool_result"' in raw:
+                    _note_answers(idx, uuid, rec)
     return idx
+
+
+def _note_answers(idx: _Index, uuid: str, rec: dict[str, Any]) -> None:
+    content = (rec.get("message") or {}).get("content")
+    for b in content if isinstance(content, list) else []:
+        if isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
+            idx.answers.setdefault(b["tool_use_id"], []).append(uuid)
 
 
 def _read_at(fh: Any, offset: int) -> dict[str, Any]:
@@ -191,29 +223,36 @@ def _items(rec: dict[str, Any], session_dir: Path) -> list[Item]:
     return out
 
 
-def _chain(idx: _Index, boundary: str) -> tuple[list[str], str | None]:
-    """Record uuids from the start of the span to the boundary (oldest first), and the summary record
-    that opened the span (the previous compaction's), if the chain reaches one.
+def _before(idx: _Index, uuid: str) -> str | None:
+    """The main-conversation record written just before ``uuid`` (sidechain records skipped)."""
+    i = idx.pos.get(uuid, 0) - 1
+    while i >= 0 and idx.recs[idx.order[i]].side:
+        i -= 1
+    return idx.order[i] if i >= 0 else None
+
+
+@dataclass
+class _Walk:
+    uuids: list[str]  # the span's records on the chain, oldest first
+    previous: str | None  # the summary record that opened the span (the previous compaction's), if any
+    dangling: str | None  # the parent, not in the file, of the span's first record: it starts mid-session
+
+
+def _chain(idx: _Index, boundary: str) -> _Walk:
+    """The chain from the start of the span to the boundary.
 
     Real transcripts have holes: a parent that was never written. Where the chain breaks, it goes on
-    from the record written just before the orphan, so a hole never cuts the span short."""
-
-    def before(uuid: str) -> str | None:
-        i = idx.pos.get(uuid, 0)
-        return idx.order[i - 1] if i > 0 else None
-
+    from the record written just before the orphan, so a hole never cuts the span short; an orphan
+    with nothing before it is where the file starts, mid-session."""
     start = idx.recs[boundary].logical_parent
-    return _walk(idx, start if start in idx.recs else before(boundary))
+    return _walk(idx, start if start in idx.recs else _before(idx, boundary))
 
 
-def _walk(idx: _Index, cur: str | None) -> tuple[list[str], str | None]:
-    def before(uuid: str) -> str | None:
-        i = idx.pos.get(uuid, 0)
-        return idx.order[i - 1] if i > 0 else None
-
+def _walk(idx: _Index, cur: str | None) -> _Walk:
     out: list[str] = []
     seen: set[str] = set()
     previous: str | None = None
+    dangling: str | None = None
     while cur and cur not in seen:
         seen.add(cur)
         r = idx.recs[cur]
@@ -225,10 +264,76 @@ def _walk(idx: _Index, cur: str | None) -> tuple[list[str], str | None]:
         out.append(cur)
         parent = r.parent
         if parent is not None and parent not in idx.recs:
-            parent = before(cur)
+            hole = _before(idx, cur)
+            if hole is None:
+                dangling = parent
+            parent = hole
         cur = parent
     out.reverse()
-    return out, previous
+    return _Walk(out, previous, dangling)
+
+
+def _read_items(idx: _Index, fh: Any, uuid: str, session_dir: Path) -> list[Item]:
+    try:
+        return _items(_read_at(fh, idx.recs[uuid].offset), session_dir)
+    except ValueError:
+        return []
+
+
+def _span(idx: _Index, fh: Any, walk: _Walk, session_dir: Path) -> list[Item]:
+    """The items of the walked records, and what branches off the chain that the model saw: the other
+    blocks of a model turn on the chain (a second parallel call whose sibling carries the chain on),
+    and the result of every call that is not on the chain, put before the next user record after its
+    call (where the model read it)."""
+    records = [(u, _read_items(idx, fh, u, session_dir)) for u in walk.uuids]
+    on_chain = set(walk.uuids)
+    after: dict[int, list[Item]] = {}
+    last_of_turn = {idx.recs[u].msg: i for i, (u, _) in enumerate(records) if idx.recs[u].msg}
+    have_calls = {it.call_id for _, items in records for it in items if it.role == "tool_call"}
+    have_text = {it.content for _, items in records for it in items if it.role == "assistant"}
+    calls: list[tuple[int, Item]] = [(i, it) for i, (_, items) in enumerate(records) for it in items]
+    for msg, i in last_of_turn.items():
+        for sib in idx.turns.get(msg or "", ()):
+            if sib in on_chain:
+                continue
+            for it in _read_items(idx, fh, sib, session_dir):
+                if (it.role == "tool_call" and it.call_id in have_calls) or (
+                    it.role == "assistant" and it.content in have_text
+                ):
+                    continue
+                after.setdefault(i, []).append(it)
+                calls.append((i, it))
+    answered = {it.call_id for _, items in records for it in items if it.role == "tool_output"}
+    before: dict[int, list[Item]] = {}
+    for i, it in calls:
+        if it.role != "tool_call" or not it.call_id or it.call_id in answered:
+            continue
+        found = next((a for a in idx.answers.get(it.call_id, ()) if a not in on_chain), None)
+        if found is None:
+            continue
+        answered.add(it.call_id)
+        outs = [
+            o for o in _read_items(idx, fh, found, session_dir) if o.role == "tool_output" and o.call_id == it.call_id
+        ]
+        at = next((j for j in range(i + 1, len(records)) if idx.recs[records[j][0]].user), len(records))
+        before.setdefault(at, []).extend(outs)
+    span: list[Item] = []
+    for j, (_, items) in enumerate(records):
+        span.extend(before.get(j, ()))
+        span.extend(items)
+        span.extend(after.get(j, ()))
+    span.extend(before.get(len(records), ()))
+    names = {it.call_id: it.name for it in span if it.role == "tool_call"}
+    for it in span:
+        if it.role == "tool_output" and it.name is None and it.call_id in names:
+            it.name = names[it.call_id]
+    return span
+
+
+def _incomplete(walk: _Walk) -> str | None:
+    if walk.previous is None and walk.dangling is not None:
+        return "the transcript starts mid-session (the parent of its first record is not in the file)"
+    return None
 
 
 def count_boundaries(path: str | Path) -> int:
@@ -257,20 +362,11 @@ def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
     with p.open("rb") as fh:
         summary_rec = _read_at(fh, idx.recs[idx.summaries[b_uuid]].offset)
         summary = _text_of(summary_rec.get("message", {}).get("content"))
-        uuids, prev_uuid = _chain(idx, b_uuid)
+        walk = _chain(idx, b_uuid)
         previous = None
-        if prev_uuid:
-            previous = _text_of(_read_at(fh, idx.recs[prev_uuid].offset).get("message", {}).get("content"))
-        span: list[Item] = []
-        for u in uuids:
-            try:
-                span.extend(_items(_read_at(fh, idx.recs[u].offset), session_dir))
-            except ValueError:
-                continue
-    names = {it.call_id: it.name for it in span if it.role == "tool_call"}
-    for it in span:
-        if it.role == "tool_output" and it.name is None and it.call_id in names:
-            it.name = names[it.call_id]
+        if walk.previous:
+            previous = _text_of(_read_at(fh, idx.recs[walk.previous].offset).get("message", {}).get("content"))
+        span = _span(idx, fh, walk, session_dir)
     # messages the user typed while the agent worked, between the previous boundary and this one
     lo = idx.recs[done[i - 1]].timestamp if i > 0 else ""
     hi = idx.recs[b_uuid].timestamp
@@ -289,6 +385,7 @@ def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
         span=span,
         session_id=idx.session_id,
         boundary_id=b_uuid,
+        incomplete=_incomplete(walk),
     )
 
 
@@ -301,18 +398,13 @@ def read_open_span(path: str | Path) -> Boundary:
     except OSError as exc:
         raise TranscriptError(f"cannot read transcript {p}: {exc.strerror}") from None
     # the newest record (a summary just written: the open span is empty, that summary is the previous one)
-    last = next((u for u in reversed(idx.order) if idx.recs[u].kind != "boundary"), None)
-    uuids, prev_uuid = _walk(idx, last)
-    span: list[Item] = []
+    last = next((u for u in reversed(idx.order) if idx.recs[u].kind != "boundary" and not idx.recs[u].side), None)
+    walk = _walk(idx, last)
     with p.open("rb") as fh:
         previous = None
-        if prev_uuid:
-            previous = _text_of(_read_at(fh, idx.recs[prev_uuid].offset).get("message", {}).get("content"))
-        for u in uuids:
-            try:
-                span.extend(_items(_read_at(fh, idx.recs[u].offset), p.with_suffix("")))
-            except ValueError:
-                continue
+        if walk.previous:
+            previous = _text_of(_read_at(fh, idx.recs[walk.previous].offset).get("message", {}).get("content"))
+        span = _span(idx, fh, walk, p.with_suffix(""))
     # messages the user typed while the agent worked, since the last compaction (as read_boundary has them)
     lo = idx.recs[idx.boundaries[-1]].timestamp if idx.boundaries else ""
     have = {it.content.strip() for it in span if it.role == "user"}
@@ -330,6 +422,7 @@ def read_open_span(path: str | Path) -> Boundary:
         span=span,
         session_id=idx.session_id,
         boundary_id=None,
+        incomplete=_incomplete(walk),
     )
 
 

@@ -3,7 +3,10 @@
 Lines are ``{timestamp, type, payload}``. The span of compaction t is every ``response_item`` since
 compaction t-1; a ``compacted`` record's ``message`` is the handoff prefix plus the summary. With
 OpenAI's own provider the summary is encrypted server-side and ``message`` is empty: nothing to
-judge, and the boundary says so. The file is streamed; only the current span is held.
+judge, and the boundary says so. The file is streamed; only the current span is held. Parallel
+calls are items like any other (each output follows by ``call_id``), so all are in the span. A
+rollout always opens with ``session_meta``: one that does not starts mid-session, and its first
+span says so in ``incomplete``.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 from sjc_mcp.errors import TranscriptError
 from sjc_mcp.hosts.base import Boundary, Item, choose
 
+MID_SESSION = "the rollout starts mid-session (its first record is not the session's session_meta)"
 ENCRYPTED = "the summary was made on the server and stored encrypted (message is empty): nothing to judge"
 _INJECTED_USER = (
     "<environment_context>",
@@ -118,7 +122,9 @@ def boundary_count(path: str | Path) -> int:
     return sum(1 for rec in _lines(Path(path)) if rec.get("type") == "compacted")
 
 
-def _boundary(span: list[Item], message: str, previous: str | None, session_id: str | None, index: int) -> Boundary:
+def _boundary(
+    span: list[Item], message: str, previous: str | None, session_id: str | None, index: int, cut: bool = False
+) -> Boundary:
     names = {i.call_id: i.name for i in span if i.role == "tool_call"}
     for i in span:
         if i.role == "tool_output" and i.name is None:
@@ -132,6 +138,7 @@ def _boundary(span: list[Item], message: str, previous: str | None, session_id: 
         session_id=session_id,
         boundary_id=f"{session_id}:{index}",
         note=None if message.strip() else ENCRYPTED,
+        incomplete=MID_SESSION if cut and index == 0 else None,
     )
 
 
@@ -145,8 +152,11 @@ def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
     session_id: str | None = None
     newest: Boundary | None = None
     seen = 0
+    cut: bool | None = None
     for rec in _lines(p):
         t = rec.get("type")
+        if cut is None:
+            cut = t != "session_meta"
         payload = rec.get("payload") if isinstance(rec.get("payload"), dict) else {}
         if t == "session_meta":
             session_id = session_id or payload.get("id")
@@ -157,9 +167,9 @@ def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
         elif t == "compacted":
             message = payload.get("message") or ""
             if seen == index:
-                return _boundary(span, message, previous, session_id, index)
+                return _boundary(span, message, previous, session_id, index, bool(cut))
             if index is None:  # keep only the newest so far: memory stays one span
-                newest = _boundary(span, message, previous, session_id, seen)
+                newest = _boundary(span, message, previous, session_id, seen, bool(cut))
             seen += 1
             previous = message or None
             span = []

@@ -20,39 +20,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from sjc_mcp.models import Entry, ParsedSummary, Section
+from sjc_mcp.summary._headings import Headings, clean_title
+from sjc_mcp.text import BULLET_RE, strip_marker
 
-BULLET_RE = re.compile(r"^([ \t]*)(?:[-*+•]|\d{1,3}[.)])(?:[ \t]+|$)")
 FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
-MD_HEADING_RE = re.compile(r"^[ ]{0,3}#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$")
-BOLD_HEADING_RE = re.compile(r"^(?:\*\*|__)([^*_\n][^*\n]*?)(?:\*\*|__)[ \t]*:?[ \t]*$")
-_LEADING_BLANKS = re.compile(r"^(?:[ \t]*\n)+")
-_NUMBERING_RE = re.compile(r"^\d{1,3}[.)][ \t]+")
+_LEADING_BLANKS = re.compile(r"^(?:[ \t\r]*\n)+")
 
 Heading = Callable[[str], "str | None"]
 Predicate = Callable[[str], bool]
 Inline = Callable[[str], "tuple[str, int, int] | None"]
 
-
-def strip_marker(line: str) -> str:
-    """A line without its indentation and bullet or number marker."""
-    m = BULLET_RE.match(line)
-    return line[m.end() :].strip() if m else line.strip()
-
-
-def clean_title(raw: str) -> str:
-    """Heading text without numbering, markup or a trailing colon."""
-    t = raw.strip()
-    t = _NUMBERING_RE.sub("", t)
-    for mark in ("**", "__"):
-        if t.startswith(mark) and t.endswith(mark) and len(t) > 2 * len(mark):
-            t = t[len(mark) : -len(mark)]
-    t = t.strip().rstrip(":").strip()
-    return t.strip("*_").strip()
+_ANY = Headings()
 
 
 def markdown_heading(line: str) -> str | None:
-    m = MD_HEADING_RE.match(line) or BOLD_HEADING_RE.match(line)
-    return clean_title(m.group(1)) if m else None
+    """A ``#`` heading or a bold line, in a format with no section names of its own."""
+    return _ANY(line)
+
+
+__all__ = ["BULLET_RE", "Builder", "clean_title", "lines_of", "markdown_heading", "strip_marker"]
 
 
 @dataclass
@@ -63,12 +49,14 @@ class Line:
 
 
 def lines_of(text: str, start: int, end: int) -> list[Line]:
+    """The lines of ``text[start:end]``; a line's ``text`` has no line end (LF or CRLF), its span has."""
     out: list[Line] = []
     pos = start
     while pos < end:
         nl = text.find("\n", pos, end)
         stop = end if nl == -1 else nl + 1
-        out.append(Line(pos, stop, text[pos : nl if nl != -1 else end]))
+        line = text[pos : nl if nl != -1 else end]
+        out.append(Line(pos, stop, line[:-1] if line.endswith("\r") else line))
         pos = stop
     return out
 
@@ -209,6 +197,7 @@ class Builder:
 
     def build(self) -> ParsedSummary:
         entries = [
-            Entry(text=_LEADING_BLANKS.sub("", self.text[e["start"] : e["end"]]).rstrip(), **e) for e in self.entries
+            Entry(text=_LEADING_BLANKS.sub("", self.text[e["start"] : e["end"]]).rstrip().replace("\r\n", "\n"), **e)
+            for e in self.entries
         ]
         return ParsedSummary(text=self.text, host=self.host, sections=self.sections, entries=entries)

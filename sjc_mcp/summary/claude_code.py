@@ -1,15 +1,18 @@
-"""Claude Code summaries, in both shapes the host produces.
+"""Claude Code summaries, in every shape the host has written them.
 
 - As stored in the transcript (the ``isCompactSummary`` record): a wrapper line, in versions up to
   about 2.1.40 an ``Analysis:`` block, ``Summary:``, nine numbered sections ("1. Primary Request and
   Intent:"), nested bullets with fenced code, and closing lines ("If you need specific details …",
-  "Please continue the conversation …").
+  "Please continue the conversation …"). Later versions (2.1.217 was seen) write no analysis and
+  bold numbered headings ("1. **Primary Request and Intent:**") with lettered items ("a. …").
 - Raw, as PostCompact's ``compact_summary``: ``<analysis>…</analysis><summary>…</summary>`` and maybe
   trailing text.
 
-The wrapper, ``Analysis:``/``Summary:`` lines, the tags, the section headings, the closing lines and
-any text after ``</summary>`` are structure. The analysis is the compressor's own narrative: its
-items are entries of a section named "Analysis", judged like the rest.
+The sections are found by their names in any markup (``## Current Work``, ``**Current Work:**``,
+``7. Pending Tasks (from TODO list):``). The wrapper, the ``Analysis``/``Summary`` lines (any markup),
+the tags, the headings, the closing lines and any text after ``</summary>`` are structure. The
+analysis is the compressor's own narrative: its items are entries of a section named "Analysis",
+judged like the rest; without a ``Summary`` line it ends at the first section heading.
 """
 
 from __future__ import annotations
@@ -17,41 +20,48 @@ from __future__ import annotations
 import re
 
 from sjc_mcp.models import ParsedSummary
-from sjc_mcp.summary._engine import Builder, clean_title, markdown_heading
+from sjc_mcp.summary._engine import Builder, lines_of
+from sjc_mcp.summary._headings import Headings, candidate
 
 WRAPPER = "This session is being continued from a previous conversation"
-_SECTION = re.compile(r"^\d{1,2}\.[ \t]+(\S[^\n]{0,100}?):[ \t]*$")
-_SECTION_ANYWHERE = re.compile(_SECTION.pattern, re.MULTILINE)
+NAMES = (
+    "Primary Request and Intent",
+    "Key Technical Concepts",
+    "Files and Code Sections",
+    "Errors and fixes",
+    "Problem Solving",
+    "All user messages",
+    "Pending Tasks",
+    "Current Work",
+    "Optional Next Step",
+)
 _CLOSING = re.compile(
     r"^(If you need specific details from before compaction|Please continue the conversation from where"
     r"|Continue the conversation from where it left off|Recent messages are preserved verbatim"
     r"|Summary of the conversation ends here)"
 )
-_ANALYSIS_LINE = re.compile(r"(?m)^Analysis:[ \t]*\n")
-_SUMMARY_LINE = re.compile(r"(?m)^Summary:[ \t]*(\n|$)")
+
+
+def _marker(line: str, name: str) -> bool:
+    """``line`` is the ``Analysis`` or ``Summary`` line, in any markup."""
+    c = candidate(line)
+    return c is not None and c.inline_at is None and c.indent == 0 and c.title.lower() == name
 
 
 def looks_like(text: str) -> bool:
-    return (
-        text.lstrip().startswith(WRAPPER)
-        or "<summary>" in text
-        or (_SUMMARY_LINE.search(text) is not None and _SECTION_ANYWHERE.search(text) is not None)
-    )
-
-
-def _heading(line: str) -> str | None:
-    m = _SECTION.match(line)
-    if m and not m.group(1).startswith(("**", "`")):
-        return clean_title(m.group(1))
-    return markdown_heading(line)
+    if text.lstrip().startswith(WRAPPER) or "<summary>" in text:
+        return True
+    lines = [ln.text for ln in lines_of(text, 0, len(text))]
+    return Headings(NAMES).count(lines) >= 3
 
 
 def _closing(line: str) -> bool:
-    return _CLOSING.match(line) is not None
+    return _CLOSING.match(line.lstrip("*_ ")) is not None
 
 
 def parse(text: str) -> ParsedSummary:
     b = Builder(text, "claude-code")
+    heads = Headings(NAMES, numbered_sections=True)
     s_open = text.find("<summary>")
     if s_open != -1:
         a_open = text.find("<analysis>")
@@ -62,19 +72,28 @@ def parse(text: str) -> ParsedSummary:
             b.region(a_start, a_close if a_close != -1 else s_open, "Analysis")
         start = s_open + len("<summary>")
         close = text.find("</summary>", start)
-        b.region(start, close if close != -1 else len(text), "", heading=_heading, structure=_closing)
+        end = close if close != -1 else len(text)
+        b.region(start, end, "", heading=heads, structure=_closing, inline=heads.inline)
         return b.build()
-    sm = _SUMMARY_LINE.search(text)
-    am = _ANALYSIS_LINE.search(text, 0, sm.start() if sm else len(text))
-    if am is not None:
-        b.section("Analysis", am.start(), am.end())
-        b.region(am.end(), sm.start() if sm else len(text), "Analysis", structure=_closing)
-    if sm is not None:
-        b.region(sm.end(), len(text), "", heading=_heading, structure=_closing)
-    elif am is None:
-        start = 0
-        if text.lstrip().startswith(WRAPPER):
-            nl = text.find("\n", text.find(WRAPPER))
-            start = len(text) if nl == -1 else nl + 1
-        b.region(start, len(text), "", heading=_heading, structure=_closing)
+    lines = lines_of(text, 0, len(text))
+    first = 0
+    if text.lstrip().startswith(WRAPPER):
+        first = next(i for i, ln in enumerate(lines) if ln.text.strip()) + 1
+    a = next((i for i in range(first, len(lines)) if _marker(lines[i].text, "analysis")), None)
+    after = a + 1 if a is not None else first
+    s = next((i for i in range(after, len(lines)) if _marker(lines[i].text, "summary")), None)
+    if a is not None and (s is None or a < s):
+        stop = (
+            s
+            if s is not None
+            else next((i for i in range(a + 1, len(lines)) if heads.is_known_heading(lines[i].text)), len(lines))
+        )
+        b.section("Analysis", lines[a].start, lines[a].end)
+        end = lines[stop].start if stop < len(lines) else len(text)
+        b.region(lines[a].end, end, "Analysis", structure=_closing)
+        first = stop
+    if s is not None:
+        first = s + 1
+    start = lines[first].start if first < len(lines) else len(text)
+    b.region(start, len(text), "", heading=heads, structure=_closing, inline=heads.inline)
     return b.build()

@@ -1,10 +1,12 @@
-"""Any markdown-ish summary: markdown or bold headings if it has any, else one entry per bullet or
-paragraph. Formats that are markdown with a host notice in front (Codex, Hermes) reuse ``parse``."""
+"""Any markdown-ish summary: markdown or bold headings if it has any (and the section names of every
+known format in any markup), else one entry per bullet or paragraph. Formats that are markdown with
+a host notice in front (Codex, Hermes) reuse ``parse``."""
 
 from __future__ import annotations
 
 from sjc_mcp.models import ParsedSummary
-from sjc_mcp.summary._engine import BULLET_RE, Builder, markdown_heading
+from sjc_mcp.summary._engine import BULLET_RE, Builder, lines_of, markdown_heading
+from sjc_mcp.summary._headings import Headings
 
 
 def notice_end(text: str, prefixes: tuple[str, ...], one_line: bool = False) -> int:
@@ -19,14 +21,30 @@ def notice_end(text: str, prefixes: tuple[str, ...], one_line: bool = False) -> 
         pos = len(text) if nl == -1 else nl + 1
         if one_line:
             break
-        nxt = text[pos : text.find("\n", pos) if text.find("\n", pos) != -1 else len(text)]
+        nxt = text[pos : text.find("\n", pos) if text.find("\n", pos) != -1 else len(text)].rstrip("\r")
         if not nxt.strip() or markdown_heading(nxt) is not None or BULLET_RE.match(nxt):
             break
     return pos
 
 
-def parse(text: str, host: str = "generic", notices: tuple[str, ...] = (), one_line: bool = False) -> ParsedSummary:
+def count_names(text: str, names: tuple[str, ...]) -> int:
+    """How many of ``names`` head a line of ``text``, in any markup."""
+    return Headings(names).count([ln.text for ln in lines_of(text, 0, len(text))])
+
+
+def parse(
+    text: str,
+    host: str = "generic",
+    notices: tuple[str, ...] = (),
+    one_line: bool = False,
+    names: tuple[str, ...] | None = None,
+) -> ParsedSummary:
+    if names is None:
+        from sjc_mcp.summary import ALL_NAMES
+
+        names = ALL_NAMES
     b = Builder(text, host)
     start = notice_end(text, notices, one_line) if notices else 0
-    b.region(start, len(text), "", heading=markdown_heading)
+    heads = Headings(names)
+    b.region(start, len(text), "", heading=heads, inline=heads.inline)
     return b.build()

@@ -6,11 +6,24 @@ from sjc_mcp.models import ParsedSummary
 from sjc_mcp.summary import generic
 
 PREFIXES = ("[CONTEXT COMPACTION",)
+NAMES = (
+    "Goal",
+    "Constraints and Preferences",
+    "Completed Actions",
+    "Active State",
+    "Key Decisions",
+    "Historical Pending User Asks",
+    "Pending User Asks",
+    "Relevant Files",
+    "Historical Remaining Work",
+    "Remaining Work",
+    "Critical Context",
+)
 
 
 def looks_like(text: str) -> bool:
-    return text.lstrip().startswith(PREFIXES)
+    return text.lstrip().startswith(PREFIXES) or generic.count_names(text, NAMES) >= 4
 
 
 def parse(text: str) -> ParsedSummary:
-    return generic.parse(text, "hermes", PREFIXES)
+    return generic.parse(text, "hermes", PREFIXES, names=NAMES)

@@ -6,12 +6,12 @@ from __future__ import annotations
 from sjc_mcp.models import ParsedSummary
 from sjc_mcp.summary import generic
 
-HEADINGS = ("## Decisions", "## Open TODOs", "## Constraints/Rules", "## Pending user asks", "## Exact identifiers")
+NAMES = ("Decisions", "Open TODOs", "Constraints/Rules", "Pending user asks", "Exact identifiers")
 
 
 def looks_like(text: str) -> bool:
-    return sum(h in text for h in HEADINGS) >= 3
+    return generic.count_names(text, NAMES) >= 3
 
 
 def parse(text: str) -> ParsedSummary:
-    return generic.parse(text, "openclaw")
+    return generic.parse(text, "openclaw", names=NAMES)
