@@ -456,7 +456,25 @@ def _front(handshake: dict[str, Any] | None) -> Front | None:
         return None
 
 
-def serve(handshake: dict[str, Any] | None) -> int:
+def _stop_on_sigint() -> None:
+    """The first Ctrl-C ends the process at once, quietly, with 130: nothing of a stdio server is worth
+    finishing once its user interrupts it (a decision log record is written in one ``write``), and
+    a graceful stop would wait on the thread blocked reading stdin."""
+    import signal
+
+    def stop(signum: int, frame: Any) -> None:
+        try:
+            sys.stderr.flush()
+        finally:
+            os._exit(128 + signum)
+
+    import threading
+
+    if threading.current_thread() is threading.main_thread():  # else (embedded) Python's handling stays
+        signal.signal(signal.SIGINT, stop)
+
+
+def serve(handshake: dict[str, Any] | None, tool_options: dict[str, Any] | None = None) -> int:
     rfile, wfile = _claim_stdio()
     front = _front(handshake)
     pending: list[str] = []
@@ -480,11 +498,17 @@ def serve(handshake: dict[str, Any] | None) -> int:
             wfile.flush()
     except (BrokenPipeError, ConnectionResetError):  # the client went away
         return 0
-    handover(rfile, wfile, pending, front)
+    handover(rfile, wfile, pending, front, tool_options)
     return 0
 
 
-def handover(rfile: IO[bytes], wfile: IO[bytes], pending: list[str], front: Front | None) -> None:
+def handover(
+    rfile: IO[bytes],
+    wfile: IO[bytes],
+    pending: list[str],
+    front: Front | None,
+    tool_options: dict[str, Any] | None = None,
+) -> None:
     """Run the ``MCPServer`` on the connection: ``pending`` lines first, then the rest of ``rfile``. The
     SDK's answers to what the front had already answered (the replayed ``initialize``, a second
     acknowledgement of each open listen) are not written."""
@@ -496,7 +520,7 @@ def handover(rfile: IO[bytes], wfile: IO[bytes], pending: list[str], front: Fron
 
     from sjc_mcp.server_tools import create_server
 
-    server = create_server()
+    server = create_server(**(tool_options or {}))
     drop_init = front is not None and front.era is not None  # the answer to the replayed opening request
     drop_acks = [rid for rid, _ in front.listens] if front is not None else []
     sub_key = front.keys["subscription_id"] if front is not None else ""
@@ -554,14 +578,17 @@ def handover(rfile: IO[bytes], wfile: IO[bytes], pending: list[str], front: Fron
     anyio.run(run)
 
 
-def main() -> int:
+def main(tool_options: dict[str, Any] | None = None) -> int:
+    """Serve on stdio; ``tool_options`` are ``create_server``'s keyword arguments (``sjc_mcp.server`` parses
+    them from the command line)."""
+    _stop_on_sigint()
     handshake = load_handshake()
     if handshake is None:
         try:
             handshake = build_and_cache_handshake()
         except Exception as exc:  # the server still runs, on the SDK alone
             print(f"sjc-mcp: no cached handshake ({type(exc).__name__}: {exc}); starting on the SDK", file=sys.stderr)
-    return serve(handshake)
+    return serve(handshake, tool_options)
 
 
 if __name__ == "__main__":

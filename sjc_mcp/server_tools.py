@@ -4,13 +4,20 @@
 Importing this module imports the MCP SDK (most of a second): ``sjc_mcp.server`` answers the handshake
 without it and imports this module at the first tool call. Configuration is read once, at the first
 tool call; a bad configuration makes every call a tool error naming the fault.
+
+Served to others (``remote``, over HTTP): each call is logged under its user (the ``X-SJC-User`` header,
+which ``sjc_mcp.server_http`` sets from the caller's token or passes on, sanitised), to
+``<log_dir>/<user>.jsonl`` when a ``log_dir`` is given; and ``transcript_path`` reads this machine's files
+only under ``allowed_roots`` written in the config file itself (the defaults name the server user's own
+transcripts, never a remote user's).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
@@ -19,6 +26,7 @@ from sjc_mcp import __version__, pipeline
 from sjc_mcp.config import Config, load_config
 from sjc_mcp.errors import SJCError
 from sjc_mcp.models import EvidenceItem
+from sjc_mcp.server_http import USER_HEADER, safe_user
 
 INSTRUCTIONS = (
     "Source-Judged Compaction. After a compaction, call prune_summary with the summary and the tool "
@@ -125,27 +133,69 @@ def _entries(result: pipeline.JudgeResult) -> list[EntryOut]:
     return [EntryOut(**e.model_dump(include=set(EntryOut.model_fields))) for e in result.entries]
 
 
-def create_server(config: Config | None = None) -> MCPServer:
-    """The server; without a ``config``, the configuration is loaded at the first tool call."""
+def _local_user() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid
+        return str(os.getuid())
+
+
+def create_server(
+    config: Config | None = None,
+    *,
+    config_path: str | None = None,
+    log_dir: str | None = None,
+    remote: bool = False,
+) -> MCPServer:
+    """The server; without a ``config``, the configuration (``config_path``, else ``$SJC_CONFIG``, else the
+    default file) is loaded at the first tool call. ``log_dir``: one decision log per user in it. ``remote``:
+    callers are not this machine's user (HTTP): the user comes from the request, and ``transcript_path``
+    needs ``allowed_roots`` set in the config file."""
     server = MCPServer("sjc-mcp", instructions=INSTRUCTIONS, version=__version__)
     loaded: list[Config] = [config] if config is not None else []
 
     def cfg() -> Config:
         if not loaded:
             try:
-                loaded.append(load_config())
+                loaded.append(load_config(config_path))
             except SJCError as exc:
                 raise ToolError(f"configuration: {exc}") from None
         return loaded[0]
 
-    def read_allowed(transcript_path: str, boundary: int | None) -> tuple[Any, dict[str, Any]]:
+    def user_of(ctx: Context | None) -> str | None:
+        """Who made this call: on HTTP the ``X-SJC-User`` header (``anonymous`` without one), on stdio this
+        machine's login name; None when it matters to nothing (stdio without a log folder)."""
+        if remote:
+            headers = ctx.headers if ctx is not None else None
+            return safe_user(headers.get(USER_HEADER) if headers is not None else None)
+        return safe_user(_local_user()) if log_dir else None
+
+    def call_config(user: str | None) -> Config:
+        """The configuration for one call: the user's own decision log under ``log_dir``."""
+        base = cfg()
+        if log_dir and user:
+            return base.model_copy(update={"decision_log": os.path.join(log_dir, f"{user}.jsonl")})
+        return base
+
+    def call_meta(user: str | None) -> dict[str, Any]:
+        return {"surface": "mcp", **({"user": user} if remote and user else {})}
+
+    def read_allowed(transcript_path: str, boundary: int | None, user: str | None) -> tuple[Any, dict[str, Any]]:
         """A compaction of a transcript under the allowed roots, and what the log should say about it."""
         from sjc_mcp.hosts import read_boundary
         from sjc_mcp.roots import check_allowed
 
-        b = read_boundary(check_allowed(transcript_path, cfg()), boundary)
+        config = cfg()
+        if remote and "allowed_roots" not in config.model_fields_set:
+            raise SJCError(
+                "transcript_path reads files on the server's machine, not the caller's: over HTTP it needs "
+                "allowed_roots set in the server's config file; send the summary and evidence instead"
+            )
+        b = read_boundary(check_allowed(transcript_path, config), boundary)
         meta = {
-            "surface": "mcp",
+            **call_meta(user),
             "session": b.session_id,
             "boundary": b.index,
             "boundary_id": b.boundary_id,
@@ -156,12 +206,13 @@ def create_server(config: Config | None = None) -> MCPServer:
     def run(op: str, args: dict[str, Any]) -> pipeline.JudgeResult:
         fn = pipeline.prune_summary if op == "prune" else pipeline.judge_summary
         try:
+            user = user_of(args["ctx"])
             summary: str | None = args["summary"]
             sources: list[Any] = list(args["evidence"])
             kwargs: dict[str, Any] = {"previous_summary": args["previous_summary"], "task": args["task"]}
-            meta: dict[str, Any] = {"surface": "mcp"}
+            meta: dict[str, Any] = call_meta(user)
             if args["transcript_path"]:
-                b, meta = read_allowed(args["transcript_path"], args["boundary"])
+                b, meta = read_allowed(args["transcript_path"], args["boundary"], user)
                 if b.note:
                     raise SJCError(f"nothing to judge at boundary {b.index}: {b.note}")
                 summary = summary or b.summary
@@ -172,7 +223,13 @@ def create_server(config: Config | None = None) -> MCPServer:
             if not summary:
                 raise SJCError("give a summary, or a transcript_path to take it from")
             return fn(
-                summary, sources, host=args["host"], threshold=args["threshold"], config=cfg(), meta=meta, **kwargs
+                summary,
+                sources,
+                host=args["host"],
+                threshold=args["threshold"],
+                config=call_config(user),
+                meta=meta,
+                **kwargs,
             )
         except SJCError as exc:
             raise ToolError(str(exc)) from None
@@ -187,6 +244,7 @@ def create_server(config: Config | None = None) -> MCPServer:
         threshold: Threshold = None,
         transcript_path: TranscriptPath = None,
         boundary: BoundaryN = None,
+        ctx: Context | None = None,
     ) -> JudgeOut:
         """Score every entry of a compaction summary: does it carry information from a tool output, a
         user message or the previous summary, rather than only plans or readings of the task?"""
@@ -205,6 +263,7 @@ def create_server(config: Config | None = None) -> MCPServer:
         threshold: Threshold = None,
         transcript_path: TranscriptPath = None,
         boundary: BoundaryN = None,
+        ctx: Context | None = None,
     ) -> PruneOut:
         """Return the summary with the entries no source supports deleted; every kept byte and every
         heading is unchanged. Entries the judge could not score are kept."""
@@ -224,21 +283,27 @@ def create_server(config: Config | None = None) -> MCPServer:
         )
 
     def run_tools(
-        op: str, messages: list[MessageIn], transcript_path: str | None, boundary: int | None, task: str | None
+        op: str,
+        messages: list[MessageIn],
+        transcript_path: str | None,
+        boundary: int | None,
+        task: str | None,
+        ctx: Context | None,
     ) -> Any:
         from sjc_mcp import relevance
 
         try:
-            meta: dict[str, Any] = {"surface": "mcp"}
+            user = user_of(ctx)
+            meta: dict[str, Any] = call_meta(user)
             if transcript_path:
-                b, meta = read_allowed(transcript_path, boundary)
+                b, meta = read_allowed(transcript_path, boundary, user)
                 items = b.span
             else:
                 if sum(len(m.content) for m in messages) > pipeline.MAX_EVIDENCE_BYTES:
                     raise SJCError(f"messages are larger than {pipeline.MAX_EVIDENCE_BYTES:,} bytes")
                 items = relevance.messages_from_json([m.model_dump() for m in messages])
             fn = relevance.prune_tool_results if op == "prune" else relevance.judge_tool_results
-            return fn(items, config=cfg(), task=task, meta=meta)
+            return fn(items, config=call_config(user), task=task, meta=meta)
         except SJCError as exc:
             raise ToolError(str(exc)) from None
 
@@ -258,10 +323,11 @@ def create_server(config: Config | None = None) -> MCPServer:
         transcript_path: TranscriptPath = None,
         boundary: BoundaryN = None,
         task: Task = None,
+        ctx: Context | None = None,
     ) -> ToolsOut:
         """Score every completed tool result outside the first user message and the most recent turns: is it
         still needed to complete the current task? Decisions: keep, truncate or drop."""
-        return ToolsOut(**tools_out(run_tools("judge", messages, transcript_path, boundary, task)))
+        return ToolsOut(**tools_out(run_tools("judge", messages, transcript_path, boundary, task, ctx)))
 
     @server.tool(annotations=_READ_ONLY, structured_output=True)
     def prune_tool_results(
@@ -269,10 +335,11 @@ def create_server(config: Config | None = None) -> MCPServer:
         transcript_path: TranscriptPath = None,
         boundary: BoundaryN = None,
         task: Task = None,
+        ctx: Context | None = None,
     ) -> ToolsPruneOut:
         """Return the history with the tool results no longer needed dropped (call and result) or truncated
         (the call stays, the result is cut to its head with a note); everything else unchanged."""
-        r = run_tools("prune", messages, transcript_path, boundary, task)
+        r = run_tools("prune", messages, transcript_path, boundary, task, ctx)
         msgs = [
             MessageIn(**m.model_dump(include={"role", "content", "name", "call_id", "is_error"})) for m in r.messages
         ]

@@ -1,0 +1,204 @@
+"""``sjc-mcp --transport streamable-http``: the tools served over MCP's streamable HTTP, for a team.
+
+The SDK's ASGI app (``MCPServer.streamable_http_app``, endpoint ``/mcp``) served by uvicorn, behind
+``BearerAuth``: with tokens configured, a request without ``Authorization: Bearer <token>`` gets 401; the
+caller's user is the token's user (``--tokens FILE``) or else the ``X-SJC-User`` header, sanitised, and is
+handed to the tools in that header (whatever the client sent in it is replaced). On any address but
+loopback the server refuses to start without a token. The configuration is read and checked at start-up.
+The first Ctrl-C (SIGINT) stops it: open streams get a moment to close, then exit 130, no traceback
+(SIGTERM likewise, ending as SIGTERM does).
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import os
+import re
+import sys
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sjc_mcp.server import Options
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+MCP_PATH = "/mcp"
+USER_HEADER = "x-sjc-user"
+ANONYMOUS = "anonymous"
+
+
+def safe_user(name: str | None) -> str:
+    """A user name fit to be a file name: letters, digits, ``.``, ``_``, ``-`` (anything else becomes ``_``),
+    no leading dot, at most 64 characters; empty or absent: ``anonymous``."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]", "_", (name or "").strip())[:64].lstrip(".")
+    return cleaned or ANONYMOUS
+
+
+class StartError(Exception):
+    """The server cannot start as asked: one line on stderr, exit 2."""
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve anywhere
+        return False
+
+
+def read_tokens(path: str) -> dict[str, str]:
+    """``USER TOKEN`` per line (blank lines and ``#`` comments skipped): token -> sanitised user."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StartError(f"--tokens {path}: cannot read it ({exc})") from None
+    tokens: dict[str, str] = {}
+    for n, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split()
+        if len(parts) != 2:
+            raise StartError(f"--tokens {path}:{n}: expected 'USER TOKEN'")
+        user, token = parts
+        if len(token) < 16:
+            raise StartError(f"--tokens {path}:{n}: the token of {user!r} is shorter than 16 characters")
+        if token in tokens:
+            raise StartError(f"--tokens {path}:{n}: the token of {user!r} is also another user's")
+        tokens[token] = safe_user(user)
+    if not tokens:
+        raise StartError(f"--tokens {path}: no tokens in it")
+    return tokens
+
+
+def tokens_for(opts: Options, env: dict[str, str] | None = None) -> dict[str, str | None]:
+    """The accepted bearer tokens, each with its user (None: the user comes from the header); empty: no
+    token required (loopback only)."""
+    from sjc_mcp.server import DEFAULT_TOKEN_ENV
+
+    env = dict(os.environ) if env is None else env
+    if opts.tokens_file:
+        return dict(read_tokens(opts.tokens_file))
+    name = opts.token_env or DEFAULT_TOKEN_ENV
+    token = env.get(name, "")
+    if opts.token_env and not token:
+        raise StartError(f"--token-env {name}: the variable is not set (or empty)")
+    tokens: dict[str, str | None] = {token: None} if token else {}
+    if not tokens and not is_loopback(opts.host):
+        raise StartError(
+            f"refusing to serve on {opts.host} (not loopback) without a bearer token: set {DEFAULT_TOKEN_ENV} "
+            "(or --token-env NAME, or --tokens FILE)"
+        )
+    return tokens
+
+
+class BearerAuth:
+    """ASGI middleware: the bearer check, and the caller's user in the ``X-SJC-User`` header."""
+
+    def __init__(self, app: ASGIApp, tokens: dict[str, str | None]) -> None:
+        self.app = app
+        self.tokens = [(t.encode(), u) for t, u in tokens.items()]
+
+    def _match(self, given: bytes | None) -> tuple[bool, str | None]:
+        if not self.tokens:
+            return True, None
+        found: tuple[bool, str | None] = (False, None)
+        for token, user in self.tokens:  # every token compared, in constant time each
+            if given is not None and hmac.compare_digest(given, token):
+                found = (True, user)
+        return found
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers: list[tuple[bytes, bytes]] = list(scope.get("headers") or [])
+        auth = next((v for k, v in headers if k.lower() == b"authorization"), b"")
+        scheme, _, given = auth.partition(b" ")
+        ok, user = self._match(given.strip() if scheme.lower() == b"bearer" and given.strip() else None)
+        if not ok:
+            body = json.dumps({"error": "unauthorized", "detail": "send Authorization: Bearer <token>"}).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode()),
+                        (b"www-authenticate", b'Bearer realm="sjc-mcp"'),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": body})
+            return
+        if user is None:
+            sent = next((v for k, v in headers if k.lower() == USER_HEADER.encode()), None)
+            user = safe_user(sent.decode("latin-1") if sent is not None else None)
+        kept = [(k, v) for k, v in headers if k.lower() != USER_HEADER.encode()]
+        kept.append((USER_HEADER.encode(), user.encode()))
+        await self.app({**scope, "headers": kept}, receive, send)
+
+
+def build_app(opts: Options, tokens: dict[str, str | None]) -> ASGIApp:
+    """The ASGI app for these options and tokens (the configuration loaded and checked now)."""
+    from sjc_mcp.config import load_config
+    from sjc_mcp.errors import SJCError
+    from sjc_mcp.server import tool_options
+    from sjc_mcp.server_tools import create_server
+
+    try:
+        config = load_config(opts.config)
+    except SJCError as exc:
+        raise StartError(f"configuration: {exc}") from None
+    if opts.log_dir:
+        try:
+            os.makedirs(opts.log_dir, mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise StartError(f"--log-dir {opts.log_dir}: {exc.strerror}") from None
+    kwargs = {**tool_options(opts, remote=True), "config_path": None}
+    server = create_server(config, **kwargs)
+    app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=opts.host)
+    return BearerAuth(app, tokens)
+
+
+def serve(opts: Options) -> int:
+    import logging
+
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="sjc-mcp: %(message)s")
+    try:
+        tokens = tokens_for(opts)  # before the SDK is imported: a refusal is immediate
+        app = build_app(opts, tokens)
+    except StartError as exc:
+        print(f"sjc-mcp: {exc}", file=sys.stderr)
+        return 2
+    import uvicorn
+
+    config = uvicorn.Config(
+        app,
+        host=opts.host,
+        port=opts.port,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=2,
+    )
+    server = uvicorn.Server(config)
+    host = f"[{opts.host}]" if ":" in opts.host else opts.host
+    auth = "a bearer token required" if tokens else "no token (loopback only)"
+    print(f"sjc-mcp: MCP over streamable HTTP at http://{host}:{opts.port}{MCP_PATH} ({auth})", file=sys.stderr)
+    try:
+        server.run()
+    except KeyboardInterrupt:  # uvicorn stops on the signal, then raises it again for its caller
+        return 130
+    if not server.started:  # e.g. the port is taken; uvicorn has said why
+        return 1
+    return 0

@@ -1,0 +1,346 @@
+"""``sjc-mcp``'s command line and its streamable-HTTP transport, driven as clients do: real processes, the MCP
+SDK's stdio and streamable-HTTP clients, raw HTTP for the bearer check, real signals for Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+
+import anyio
+import httpx
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from tests.conftest import sjc_exe
+from tests.e2e.hostcli import free_port, wait_port
+from tests.test_server import CODEX_CALL, CODEX_OPENING, EX, _evidence
+
+TOKEN = "team-token-0123456789abcdef"
+SUMMARY = "- the build passed: 48 passed\n- publish version 2.0 next"
+
+
+def _env(tmp_path, **extra) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("SJC_MCP_TOKEN", "SJC_CONFIG")}
+    env.update({"SJC_DECISION_LOG": str(tmp_path / "log.jsonl"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+    env.update(extra)
+    return env
+
+
+@contextmanager
+def http_server(tmp_path, *args: str, env: dict[str, str] | None = None):
+    """``sjc-mcp --transport streamable-http`` on a free loopback port: (process, url, stderr file)."""
+    port = free_port()
+    err = open(tmp_path / f"server-{port}.err", "w+b")  # noqa: SIM115 - read back by the tests
+    p = subprocess.Popen(
+        [sjc_exe("sjc-mcp"), "--transport", "streamable-http", "--port", str(port), *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=err,
+        env=env or _env(tmp_path, SJC_MCP_TOKEN=TOKEN),
+    )
+    try:
+        if not wait_port(port, 30):
+            err.seek(0)
+            pytest.fail(f"sjc-mcp did not listen: {err.read().decode()}")
+        yield p, f"http://127.0.0.1:{port}/mcp", err
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+        err.close()
+
+
+async def _http_session(url: str, fn, headers: dict[str, str] | None = None):
+    hdrs = {"Authorization": f"Bearer {TOKEN}", **(headers or {})}
+    async with (
+        create_mcp_http_client(headers=hdrs) as client,
+        streamable_http_client(url, http_client=client) as (read, write),
+        ClientSession(read, write) as s,
+    ):
+        await s.initialize()
+        return await fn(s)
+
+
+# --- the command line ---------------------------------------------------------------------------------
+
+
+def test_help_and_version():
+    h = subprocess.run([sjc_exe("sjc-mcp"), "--help"], capture_output=True, text=True, timeout=30)
+    assert h.returncode == 0
+    for flag in ("--config", "--transport", "--host", "--port", "--token-env", "--tokens", "--log-dir"):
+        assert flag in h.stdout
+    v = subprocess.run([sjc_exe("sjc-mcp"), "--version"], capture_output=True, text=True, timeout=30)
+    from sjc_mcp import __version__
+
+    assert v.returncode == 0 and v.stdout.strip() == f"sjc-mcp {__version__}"
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--bogus"], "unrecognized arguments: --bogus"),
+        (["--port", "8000"], "--port only with --transport streamable-http"),
+        (["--transport", "sse"], "invalid choice"),
+        (["--config", "/nonexistent/sjc.toml"], "no such file"),
+        (["--transport", "streamable-http", "--host", "0.0.0.0"], "refusing to serve on 0.0.0.0"),
+        (["--transport", "streamable-http", "--host", "10.1.2.3"], "without a bearer token"),
+        (["--transport", "streamable-http", "--token-env", "SJC_TEST_UNSET_VAR"], "SJC_TEST_UNSET_VAR"),
+        (["--transport", "streamable-http", "--port", "70000"], "not a TCP port"),
+    ],
+)
+def test_bad_command_lines_are_one_line_and_exit_2(tmp_path, args, needle):
+    r = subprocess.run([sjc_exe("sjc-mcp"), *args], capture_output=True, text=True, timeout=30, env=_env(tmp_path))
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1 and needle in r.stderr and r.stderr.startswith("sjc-mcp: "), r.stderr
+    assert r.stdout == ""
+
+
+def test_bad_tokens_file_and_bad_config_refuse_to_start(tmp_path):
+    tokens = tmp_path / "tokens"
+    tokens.write_text("alice short\n")
+    r = subprocess.run(
+        [sjc_exe("sjc-mcp"), "--transport", "streamable-http", "--tokens", str(tokens)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=_env(tmp_path),
+    )
+    assert r.returncode == 2 and "shorter than 16" in r.stderr and r.stderr.count("\n") == 1
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text("threshold = 'high'\n")
+    r = subprocess.run(
+        [sjc_exe("sjc-mcp"), "--transport", "streamable-http", "--config", str(cfg)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_env(tmp_path),
+    )
+    assert r.returncode == 2 and "threshold" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_parsing_the_options_imports_no_sdk(tmp_path):
+    """The stdio start-up stays fast: the command line is parsed without mcp or pydantic."""
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("mode = 'shadow'\n")
+    code = (
+        "import sys; from sjc_mcp.server import parse_args; "
+        f"o = parse_args(['--config', {str(cfg)!r}, '--log-dir', {str(tmp_path)!r}]); "
+        "print(o.config, o.log_dir, sorted({'mcp', 'pydantic', 'anyio'} & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=True)
+    assert out.stdout.split() == [str(cfg), str(tmp_path), "[]"]
+
+
+# --- stdio: --config, python -m sjc_mcp.server, the terminal notice, Ctrl-C -----------------------------
+
+
+def test_config_option_and_module_run_over_stdio(tmp_path):
+    """``python -m sjc_mcp.server --config FILE`` serves the tools through the SDK's stdio client, with the
+    config given on the command line (not $SJC_CONFIG's)."""
+    given = tmp_path / "given.toml"
+    given.write_text("mode = 'shadow'\n")
+    other = tmp_path / "other.toml"
+    other.write_text("mode = 'enforce'\n")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "sjc_mcp.server", "--config", str(given)],
+        env=_env(tmp_path, SJC_CONFIG=str(other)),
+    )
+
+    async def go():
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            return await s.call_tool("prune_summary", {"summary": SUMMARY})
+
+    r = anyio.run(go)
+    assert not r.is_error and r.structured_content["mode"] == "shadow"
+    assert r.structured_content["pruned_summary"] == SUMMARY  # shadow: judged, nothing removed
+
+
+def _stdio_proc(tmp_path, stdin=subprocess.PIPE, args=()):
+    return subprocess.Popen(
+        [sjc_exe("sjc-mcp"), *args],
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(tmp_path),
+    )
+
+
+@pytest.mark.parametrize("after_call", [False, True])
+def test_stdio_first_ctrl_c_exits_cleanly(tmp_path, after_call):
+    """SIGINT once: the process ends with 130 and nothing on stderr, before the SDK took over and after."""
+    p = _stdio_proc(tmp_path)
+    msgs = [*CODEX_OPENING, CODEX_CALL] if after_call else CODEX_OPENING
+    for m in msgs:
+        p.stdin.write((json.dumps(m) + "\n").encode())
+        p.stdin.flush()
+        if "id" in m:
+            got = json.loads(p.stdout.readline())
+            assert got["id"] == m["id"]
+    p.send_signal(signal.SIGINT)
+    rc = p.wait(timeout=10)
+    err = p.stderr.read().decode()
+    p.stdin.close()
+    assert rc == 130 and "Traceback" not in err and "KeyboardInterrupt" not in err, err
+
+
+def test_in_a_terminal_it_says_what_it_is(tmp_path):
+    """stdin a TTY: one line on stderr says it is an MCP server waiting on stdio; Ctrl-C then ends it cleanly."""
+    master, slave = pty.openpty()
+    try:
+        p = _stdio_proc(tmp_path, stdin=slave)
+        deadline = time.monotonic() + 20
+        first = b""
+        os.set_blocking(p.stderr.fileno(), False)
+        while b"\n" not in first and time.monotonic() < deadline:
+            first += p.stderr.read() or b""
+            time.sleep(0.05)
+        p.send_signal(signal.SIGINT)
+        rc = p.wait(timeout=10)
+        os.set_blocking(p.stderr.fileno(), True)
+        err = (first + p.stderr.read()).decode()
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert err.count("\n") == 1 and "MCP server" in err and "stdio" in err, err
+    assert rc == 130
+
+
+def test_not_in_a_terminal_it_is_silent(tmp_path):
+    p = _stdio_proc(tmp_path)
+    out, err = p.communicate(b"", timeout=30)
+    assert p.returncode == 0 and out == b"" and err == b""
+
+
+# --- streamable HTTP ------------------------------------------------------------------------------------
+
+
+def test_http_tools_through_the_sdk_client(tmp_path):
+    summary = (EX / "summary.md").read_text()
+
+    async def go(s: ClientSession):
+        tools = await s.list_tools()
+        j = await s.call_tool("judge_summary", {"summary": summary, "evidence": _evidence()})
+        p = await s.call_tool("prune_summary", {"summary": summary, "evidence": _evidence()})
+        return tools, j, p
+
+    with http_server(tmp_path) as (_, url, _err):
+        tools, j, p = anyio.run(lambda: _http_session(url, go))
+    assert {t.name for t in tools.tools} == {
+        "judge_summary",
+        "prune_summary",
+        "judge_tool_results",
+        "prune_tool_results",
+    }
+    assert not j.is_error and any(e["decision"] == "prune" for e in j.structured_content["entries"])
+    out = p.structured_content
+    assert "Publish version 2.0" not in out["pruned_summary"] and "48 passed" in out["pruned_summary"]
+    records = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert [r["op"] for r in records] == ["judge", "prune"] and {r["user"] for r in records} == {"anonymous"}
+
+
+@pytest.mark.parametrize("auth", [None, "Bearer wrong-token-0123456789", f"Basic {TOKEN}", "Bearer"])
+def test_http_without_the_token_is_401(tmp_path, auth):
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    with http_server(tmp_path) as (_, url, _err):
+        bad = httpx.post(url, json=init, headers={**headers, **({"Authorization": auth} if auth else {})}, timeout=30)
+        good = httpx.post(url, json=init, headers={**headers, "Authorization": f"Bearer {TOKEN}"}, timeout=30)
+    assert bad.status_code == 401 and bad.headers["www-authenticate"].startswith("Bearer")
+    assert good.status_code == 200  # the control: the same request with the token is served
+
+
+@pytest.mark.parametrize("token", ["not-the-token-at-all", TOKEN])
+def test_http_sdk_client_with_a_bad_token_gets_401(tmp_path, token):
+    """The SDK's streamable-HTTP client with a wrong token: the server answers 401 and the session fails; the
+    control with the right token lists the tools."""
+    import httpx2
+
+    statuses: list[int] = []
+
+    async def record(response: httpx2.Response) -> None:
+        statuses.append(response.status_code)
+
+    async def go(url: str):
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, event_hooks={"response": [record]}) as c,
+            streamable_http_client(url, http_client=c) as (read, write),
+            ClientSession(read, write) as s,
+        ):
+            await s.initialize()
+            return await s.list_tools()
+
+    with http_server(tmp_path) as (_, url, _err):
+        if token == TOKEN:
+            assert len(anyio.run(go, url).tools) == 4
+            assert 401 not in statuses
+        else:
+            with pytest.raises(BaseException):  # noqa: B017 - the SDK wraps it in exception groups
+                anyio.run(go, url)
+            assert statuses and set(statuses) == {401}
+
+
+def test_http_on_loopback_without_a_token_serves(tmp_path):
+    async def go(s: ClientSession):
+        return await s.call_tool("judge_summary", {"summary": SUMMARY})
+
+    with http_server(tmp_path, env=_env(tmp_path)) as (_, url, err):
+        r = anyio.run(lambda: _http_session(url, go, {"Authorization": ""}))
+        err.seek(0)
+        banner = err.read().decode()
+    assert not r.is_error and "no token (loopback only)" in banner
+
+
+def test_http_transcript_path_needs_roots_from_the_config(tmp_path):
+    """Over HTTP the default allowed_roots (the server user's own transcript folders, and its working
+    folder) do not apply: transcript_path reads only under roots the config file names."""
+    from tests.test_hosts import small_cc
+
+    inside = tmp_path / "projects"
+    inside.mkdir()
+    path = small_cc(inside)
+
+    async def go(s: ClientSession):
+        return await s.call_tool("judge_summary", {"transcript_path": str(path)})
+
+    env = _env(tmp_path, SJC_MCP_TOKEN=TOKEN)
+    with http_server(tmp_path, env=env) as (_, url, _err):
+        refused = anyio.run(lambda: _http_session(url, go))
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f"allowed_roots = [{str(inside)!r}]\n")
+    with http_server(tmp_path, "--config", str(cfg), env=env) as (_, url, _err):
+        allowed = anyio.run(lambda: _http_session(url, go))
+    assert refused.is_error and "allowed_roots set in the server's config" in refused.content[0].text
+    assert not allowed.is_error and allowed.structured_content["entries"]
+
+
+def test_http_first_ctrl_c_exits_cleanly(tmp_path):
+    """SIGINT once, with a client session open and a call made: exit 130, no traceback."""
+
+    async def go(s: ClientSession):
+        return await s.call_tool("judge_summary", {"summary": SUMMARY})
+
+    with http_server(tmp_path) as (p, url, err):
+        r = anyio.run(lambda: _http_session(url, go))
+        assert not r.is_error
+        p.send_signal(signal.SIGINT)
+        rc = p.wait(timeout=15)
+        err.seek(0)
+        text = err.read().decode()
+    assert rc == 130, text
+    assert "Traceback" not in text and text.startswith("sjc-mcp: MCP over streamable HTTP at http://127.0.0.1:"), text
