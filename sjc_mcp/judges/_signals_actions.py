@@ -33,6 +33,10 @@ EDIT_TOOLS = frozenset(
     }
 )
 
+# tools that run a command: Bash (Claude Code), shell / exec_command / local_shell (Codex),
+# run_shell_command (Gemini CLI), exec (OpenClaw), terminal (Hermes) and the like
+_SHELL_TOOL = re.compile(r"bash|shell|exec|command|terminal|powershell|console|run", re.IGNORECASE)
+
 # what kind of action a call's command is
 _CALL_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (k, re.compile(p, re.IGNORECASE))
@@ -66,12 +70,20 @@ _CALL_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("delete", r"(?:^|[;&|]\s*)(?:git\s+)?rm\s|\bunlink\b"),
     )
 )
-_FAILED = re.compile(
-    r"^(?:exit code:? *[1-9]|error[:\[]|fatal:|failed|fail\b|<tool_use_error>|the user doesn't want to proceed|"
-    r"command failed|traceback)|\bexit code:? *[1-9]\d*\s*$|\bprocess exited with code [1-9]|"
-    r"\bexited with (?:code|status) [1-9]",
-    re.IGNORECASE | re.MULTILINE,
+# how a failed call's result begins (a line of it, lower-cased), and an exit status that is not 0
+_FAILED_START = (
+    "exit code",
+    "error:",
+    "error[",
+    "fatal:",
+    "failed",
+    "fail ",
+    "<tool_use_error>",
+    "the user doesn't want to proceed",
+    "command failed",
+    "traceback",
 )
+_EXIT = re.compile(r"\b(?:exit code|exited with (?:code|status)|process exited with code):? *(\d+)")
 _CHECK_FAILED = re.compile(
     r"\b[1-9]\d* (?:failed|failing|errors?)\b|\bFAIL(?:ED)?\b|\bpanic:|\btest result: FAILED|! \[rejected\]|"
     r"error: failed to push|\b[1-9]\d* issues?\b|\bfound [1-9]\d* errors?\b",
@@ -143,9 +155,10 @@ def _outcome(src: Source, kinds: frozenset[str]) -> tuple[bool, str]:
     """Did the call succeed, and the result line that shows it (the last line saying so)."""
     body = src.content
     head, tail = body[:600], body[-600:]
-    if src.is_error or _FAILED.search(head) or _FAILED.search(tail):
+    if src.is_error or _failed(head.lower()) or (len(body) > 600 and _failed(tail.lower())):
         return False, _first_line(head)
-    if kinds & {"test", "lint", "build", "push"} and (_CHECK_FAILED.search(tail) or _CHECK_FAILED.search(head)):
+    checked = kinds & {"test", "lint", "build", "push"} and _mentions_failure(head + tail)
+    if checked and (_CHECK_FAILED.search(tail) or _CHECK_FAILED.search(head)):
         return False, _first_line(tail)
     if kinds & {"test", "lint", "build", "push", "install", "format"}:  # a check reports at its end
         lines = [ln.strip() for ln in tail.splitlines()[1:] or tail.splitlines() if ln.strip()][::-1]
@@ -153,6 +166,19 @@ def _outcome(src: Source, kinds: frozenset[str]) -> tuple[bool, str]:
         lines = [ln.strip() for ln in head.splitlines()[:5] if ln.strip()]
     line = next((ln for ln in lines if _SUCCESS.search(ln)), lines[0] if lines else "")
     return True, line[:200]
+
+
+def _mentions_failure(text: str) -> bool:
+    low = text.lower()
+    return any(w in low for w in ("fail", "error", "panic", "rejected", "issue"))
+
+
+def _failed(lower: str) -> bool:
+    """Does a (lower-cased) result say the call failed: a line starting as failures do, an exit status
+    other than 0?"""
+    if "exit" in lower and any(m.group(1).strip("0") for m in _EXIT.finditer(lower)):
+        return True
+    return any(ln.lstrip().startswith(_FAILED_START[1:]) for ln in lower.splitlines())
 
 
 def _first_line(text: str) -> str:
@@ -172,8 +198,10 @@ def calls(sources: list[Source]) -> list[Call]:
             continue
         if src.kind != "tool_output":
             continue
+        tool = src.name or (src.call or "").partition(": ")[0] or "tool"
+        if tool.lower() not in EDIT_TOOLS and not _SHELL_TOOL.search(tool):  # a read, a search, a fetch …
+            continue
         name, data = call_input(src.call)
-        tool = src.name or name or "tool"
         what = describe_input(name, data, src.call or "")
         command = what if data and (data.get("command") or data.get("cmd")) else ""
         kinds = {k for k, rx in _CALL_KINDS if command and rx.search(command)}

@@ -80,15 +80,13 @@ class Span:
         self.prose = [(p, words(p)) for p in request.assistant_prose]
         self.prose_text = "\n".join(request.assistant_prose)[:500_000]
         self.task_words = words(request.task or "")
-        self._lowered: list[tuple[str, str]] | None = None
+        self._lowered: list[str] | None = None
 
     def stated_later(self, probe: Probe, after: int = -1) -> bool:
         """Does a source later than source ``after`` (any source, for -1) state the probe's value?"""
-        if self._lowered is None:
-            self._lowered = [
-                (f"{s.call or ''}\n{s.content}", f"{s.call or ''}\n{s.content}".lower()) for s in self.sources
-            ]
-        return any(probe.states(*self._lowered[i]) for i in range(len(self.sources) - 1, after, -1))
+        if self._lowered is None:  # built once, at the first value that needs it: one lower-cased copy
+            self._lowered = [f"{s.call or ''}\n{s.content}".lower() for s in self.sources]
+        return any(probe.states_lowered(self._lowered[i]) for i in range(len(self.sources) - 1, after, -1))
 
     def place(self, chunk: Chunk | None) -> str:
         return self.places.of(chunk.source) if chunk is not None else "evidence"
@@ -129,7 +127,7 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
     def later(p: Probe, i: int) -> bool:
         return span.stated_later(p, chunks[mine[i]].source if i >= 0 else -1)
 
-    values = probes(text, span.all_text)
+    values = probes(text, span.all_text, an)
     others = mine_texts + [u for _, u, _ in span.users]
     tally = [c for c, _ in unsourced_counts(text, span.prose_text, others, later, values)]
     conflict = contradiction(text, mine_texts, span.all_text, later, values) if mine else None

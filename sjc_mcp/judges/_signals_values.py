@@ -52,11 +52,13 @@ class Probe:
     def values(self, text: str) -> list[tuple[tuple[str, ...], int, int]]:
         return [(tuple(norm_num(g) for g in m.groups()), m.start(), m.end()) for m in self.rx.finditer(text)]
 
-    def states(self, text: str, lowered: str | None = None) -> bool:
-        """Does ``text`` (``lowered``: the same, lower-cased) state this very value for the same thing?"""
-        if lowered is not None and self.key not in lowered:
-            return False
+    def states(self, text: str) -> bool:
+        """Does ``text`` state this very value for the same thing?"""
         return any(v == self.value for v, _, _ in self.values(text))
+
+    def states_lowered(self, lowered: str) -> bool:
+        """``states`` for a lower-cased text (every pattern ignores case), tested for the key first."""
+        return self.key in lowered and self.states(lowered)
 
 
 _APPROX = re.compile(
@@ -89,10 +91,12 @@ _VERBS = {
 _POSITIONAL = {"line", "lines", "col", "column", "step", "phase", "task", "issue", "pr", "version", "item", "option"}
 
 
-def probes(entry: str, joined: str) -> list[Probe]:
+def probes(entry: str, joined: str, names: set[str] | None = None) -> list[Probe]:
     """The values ``entry`` states: numbers next to a word or unit, and numbered identifiers that
-    ``joined`` lacks."""
+    ``joined`` lacks (``names``: the entry's ``anchors``, when already read)."""
     out: list[Probe] = []
+    if not any(c.isdigit() for c in entry):
+        return out
     plain = CODE.sub(lambda c: c.group(1), entry)
     for n, m in enumerate(NUM.finditer(plain)):
         if len(out) >= MAX_PROBES or n >= MAX_NUMBERS:
@@ -130,7 +134,7 @@ def probes(entry: str, joined: str) -> list[Probe]:
             # the same count written the other way round: "41 tests passed" / "Tests  40 passed"
             pat = r"(?<![\w.])" + noun + r"[ :=]{1,3}" + _NUMBER + r"(?![\w%]|\.\d)"
             out.append(Probe(re.compile(pat, re.IGNORECASE), value, {word}, True, key=word, before=True))
-    for a in anchors(entry):
+    for a in anchors(entry) if names is None else names:
         if len(out) >= MAX_PROBES:
             break
         parts = re.split(r"(\d+)", a)
@@ -142,7 +146,8 @@ def probes(entry: str, joined: str) -> list[Probe]:
         pat = "".join(r"(\d+)" if p.isdigit() else re.escape(p) for p in parts)
         thing = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", a)}
         key = max((q for q in parts if not q.isdigit()), key=len).lower()
-        out.append(Probe(re.compile(r"(?<![\w.])" + pat + r"(?!\w)"), digits, thing, False, key=key))
+        rx = re.compile(r"(?<![\w.])" + pat + r"(?!\w)", re.IGNORECASE)
+        out.append(Probe(rx, digits, thing, False, key=key))
     return out
 
 

@@ -117,29 +117,64 @@ class Weights:
 
 
 # Fitting: unsupported entries weigh NEGATIVE_WEIGHT times a supported one (a kept invention costs more
-# than a dropped fact, and this puts the 0.5 threshold where >= 95 % of kept entries are supported on the
+# than a dropped fact, and this puts the 0.5 threshold where >= 96 % of kept entries are supported on the
 # dev cases, leave-one-case-out); L2 strength per model.
 NEGATIVE_WEIGHT = 4.0
 L2_FORWARD = 1.0
 L2_OTHER = 1.0
 
+# What each signal can only mean: +1 speaks for a source, -1 against it, 0 either way. A fitted weight of
+# the other sign is a quirk of the labelled cases, not something that carries to another project: the
+# signal is dropped from that model and the model refitted without it.
+SIGNS = {
+    "mass": 1,
+    "best_window": 1,
+    "anchor": 1,
+    "no_anchor": 0,
+    "missing_anchor": -1,
+    "contradicted": -1,
+    "done_backed": 1,
+    "user": 1,
+    "user_restated": 1,
+    "previous": 1,
+    "prose": -1,
+    "tally": -1,
+    "directive": -1,
+    "directive_nouser": -1,
+    "constraint_nouser": -1,
+    "inference": -1,
+    "task_only": -1,
+    "forward": 0,
+}
+
+
+def _fit_signed(rows: list[list[float]], ys: list[bool], l2: float) -> list[float]:
+    """``[bias, w…]`` over FEATURES, every weight of the sign SIGNS allows (the others 0)."""
+    from sjc_mcp.metrics import fit_logistic
+
+    active = list(range(len(FEATURES)))
+    weights = [1.0 if y else NEGATIVE_WEIGHT for y in ys]
+    while True:
+        w = fit_logistic([[r[i] for i in active] for r in rows], ys, l2=l2, sample_weight=weights)
+        wrong = [(abs(v), k) for k, v in zip(active, w[1:], strict=True) if SIGNS[FEATURES[k]] * v < 0]
+        if not wrong:
+            break
+        active.remove(max(wrong)[1])
+    out = [w[0]] + [0.0] * len(FEATURES)
+    for k, v in zip(active, w[1:], strict=True):
+        out[k + 1] = v
+    return out
+
 
 def fit_weights(rows: list[list[float]], ys: list[bool]) -> Weights:
     """Fit the forward-section model and the other-section model on labelled feature rows."""
-    from sjc_mcp.metrics import fit_logistic
-
     fwd = FEATURES.index("forward")
     models = []
     for want, l2 in ((True, L2_FORWARD), (False, L2_OTHER)):
         sub = [(r, y) for r, y in zip(rows, ys, strict=True) if bool(r[fwd]) == want]
         if not sub or all(y for _, y in sub) or not any(y for _, y in sub):
             sub = list(zip(rows, ys, strict=True))  # too few of one kind: share one model
-        w = fit_logistic(
-            [r for r, _ in sub],
-            [y for _, y in sub],
-            l2=l2,
-            sample_weight=[1.0 if y else NEGATIVE_WEIGHT for _, y in sub],
-        )
+        w = _fit_signed([r for r, _ in sub], [y for _, y in sub], l2)
         models.append(Model(w[0], dict(zip(FEATURES, w[1:], strict=True))))
     return Weights(models[0], models[1])
 
