@@ -15,6 +15,7 @@ import pytest
 
 from sjc_mcp import log as decision_log
 from sjc_mcp.config import Config
+from sjc_mcp.judges._signals_text import plan_wording
 from sjc_mcp.judges.lexical import LexicalJudge, anchors
 from sjc_mcp.models import Chunk, JudgeEntry, JudgeRequest, Origin, Source
 from sjc_mcp.pipeline import judge_summary
@@ -226,9 +227,10 @@ def _without_users(request: JudgeRequest) -> JudgeRequest:
 )
 def test_a_to_do_that_restates_the_users_request_on_a_dev_case(case_id, starts):
     f, finding, j = dev_entry(case_id, starts)
-    assert f["forward"] == 1.0 and f["directive"] == 1.0  # a to-do, in a forward-looking section
-    assert f["user"] >= 0.9 and f["directive_nouser"] <= 0.1 and finding.user
-    assert finding.place.startswith("user message, turn ")
+    assert f["forward"] == 1.0 and plan_wording(starts) == 1.0  # a to-do, in a forward-looking section
+    # ... that a user message states: the user's request, not a plan
+    assert f["user"] >= 0.9 and f["directive"] == 0.0 and finding.user
+    assert j.score >= 0.5 and j.reason.startswith("user message, turn ")
     request = _case(case_id)
     alone = _without_users(request)
     judge = LexicalJudge()

@@ -92,6 +92,8 @@ class Span:
         return self.places.of(chunk.source) if chunk is not None else "evidence"
 
 
+# A user message that covers this share of an entry's weighted words asked for it.
+ASKED = 0.9
 # Identifiers, values, claims and wording are read from an entry's first HEAD characters: a summary
 # entry is a few lines, and a pathological one (a megabyte on one line) costs no more than this.
 HEAD = 20_000
@@ -134,7 +136,8 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
     conflict_chunk = chunks[mine[conflict.text]] if conflict else None
     if conflict is None:
         conflict = test_count_conflict(text, span.calls, span.outcomes)
-    directive = plan_wording(text)
+    # a to-do a user message states (nearly) word for word is the user's request, not a plan
+    directive = 0.0 if user >= ASKED else plan_wording(text)
     kinds = claimed_kinds(text)
     back = backing(text, kinds, span.calls)
     first = text.lstrip("-*+ 0123456789.)")
