@@ -326,3 +326,136 @@ def test_render_invariants_real(data):
         assert found >= 0
         pos = found + (e.end - e.start)
     assert len(out) == len(text) - sum(e.end - e.start for e in p.entries if e.id in remove)
+
+
+# ---- markup: sections by their names, whatever surrounds them -------------------------------------
+
+CC_2_1_217 = """This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.
+
+1. **Primary Request and Intent:**
+   a. **Initial (analysis):** The user asked to port the tokenizer to Rust.
+   b. **Follow-up:** keep the public API of `lex()`.
+
+2. **Key Technical Concepts:**
+   - serde, `thiserror`
+
+7. **Pending Tasks:**
+   a. Write the migration guide
+      i. with a table of renamed types
+   b. Publish 0.3.0
+
+8. **Current Work:** porting `lexer.rs`, 14 of 31 tests pass.
+
+9. **Optional Next Step:**
+   Run `cargo test` again.
+
+If you need specific details from before compaction (like exact code snippets), read the full transcript at: /x.jsonl
+"""
+
+
+def test_claude_code_bold_numbered_headings_and_lettered_items():
+    """The shape Claude Code 2.1.217 wrote: no analysis, ``1. **Name:**`` headings, ``a.`` items."""
+    for text in (CC_2_1_217, CC_2_1_217.replace("\n", "\r\n")):
+        p = split_summary(text)
+        assert p.host == "claude-code" and p.unstructured is None
+        assert [s.title for s in p.sections] == [
+            "Primary Request and Intent",
+            "Key Technical Concepts",
+            "Pending Tasks",
+            "Current Work",
+            "Optional Next Step",
+        ]
+        assert first_lines(p) == [
+            ("Primary Request and Intent", "**Initial (analysis):** The user asked to port the tokenizer to Rust."),
+            ("Primary Request and Intent", "**Follow-up:** keep the public API of `lex()`."),
+            ("Key Technical Concepts", "serde, `thiserror`"),
+            ("Pending Tasks", "Write the migration guide"),
+            ("Pending Tasks", "with a table of renamed types"),
+            ("Pending Tasks", "Publish 0.3.0"),
+            ("Current Work", "porting `lexer.rs`, 14 of 31 tests pass."),
+            ("Optional Next Step", "Run `cargo test` again."),
+        ]
+        assert p.entries[4].parent == 3
+        check_spans(p)
+        out = p.render({e.id for e in p.entries})
+        nl = "\r\n" if "\r\n" in text else "\n"
+        assert f"8. **Current Work:**{nl}" in out  # an inline entry goes, its heading stays
+        assert f"7. **Pending Tasks:**{nl}{nl}8." in out
+        assert "\r" not in "".join(e.text for e in p.entries)
+
+
+def test_sections_found_by_name_without_the_wrapper():
+    text = "## Primary Request and Intent\n- port it\n\nKey Technical Concepts:\n- serde\n\n**Pending Tasks**\n- ship\n"
+    assert detect(text) == "claude-code"
+    assert first_lines(split_summary(text)) == [
+        ("Primary Request and Intent", "port it"),
+        ("Key Technical Concepts", "serde"),
+        ("Pending Tasks", "ship"),
+    ]
+
+
+def test_a_plain_section_name_out_of_order_is_text():
+    text = "1. Primary Request and Intent:\n   - a\n\n8. Current Work:\n   - b\n\nPending Tasks:\n\n- c\n"
+    p = split_summary(text, "claude-code")
+    assert [s.title for s in p.sections] == ["Primary Request and Intent", "Current Work"]
+    assert ("Current Work", "Pending Tasks:") in first_lines(p)
+
+
+def test_analysis_without_summary_line_ends_where_the_sections_begin():
+    text = (
+        "This session is being continued from a previous conversation.\n\n**Analysis:**\n"
+        "1. The user asked for X.\n**Current Work**:\n   - was editing y.py\n\n"
+        "1. **Primary Request and Intent:**\n   - X\n\n8. **Current Work:**\n   - y.py\n"
+    )
+    p = split_summary(text)
+    assert [s.title for s in p.sections] == ["Analysis", "Primary Request and Intent", "Current Work"]
+    assert [e.section for e in p.entries] == ["Analysis"] * 2 + ["Primary Request and Intent", "Current Work"]
+    assert "**Current Work**:" in p.entries[0].text  # the analysis naming a section is still analysis
+
+
+def test_other_formats_in_other_markups():
+    oc = "1. **Decisions:**\n- port 5433\n\n2. **Open TODOs:**\n- docs\n\n3. **Exact identifiers:**\n- `db:5432`\n"
+    assert detect(oc) == "openclaw" and len(split_summary(oc).entries) == 3
+    gm = "## overall_goal\n- idempotent load\n\n**key_knowledge:** retries are 3\n\n## task_state\n- [TODO] rerun\n"
+    p = split_summary(gm)
+    assert p.host == "gemini"
+    assert first_lines(p) == [
+        ("overall_goal", "idempotent load"),
+        ("key_knowledge", "retries are 3"),
+        ("task_state", "[TODO] rerun"),
+    ]
+    hermes = "Goal:\n- ship it\n\nCompleted Actions:\n(a) EDIT src/x.py\n(b) RAN pytest\n\nKey Decisions:\n- keep it\n"
+    hermes += "\nRelevant Files:\n- src/x.py\n"
+    p = split_summary(hermes)
+    assert p.host == "hermes"
+    assert [s.title for s in p.sections] == ["Goal", "Completed Actions", "Key Decisions", "Relevant Files"]
+    assert first_lines(p)[1:3] == [("Completed Actions", "EDIT src/x.py"), ("Completed Actions", "RAN pytest")]
+
+
+# ---- what cannot be split is not judged ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        (
+            "The agent fixed the parser and then decided to deploy the release to all customers next week.\n",
+            "no structure",
+        ),
+        ("- one lone item\n", "no structure"),
+        ("\x00\x01\x02abc\x00" * 50, "not text"),
+        ("ok" + "\x07\x08\x01" * 40, "not text"),
+        ("caf\ufffd " * 40, "too damaged"),
+        ("## Decisions\n\n## Open TODOs\n", "no entries"),
+        ("   \n\n", "empty"),
+    ],
+)
+def test_unstructured_summaries_have_no_entries(text, why):
+    p = split_summary(text)
+    assert p.entries == [] and p.unstructured and p.unstructured.startswith(why)
+    assert p.render() == text and p.render({0, 1}) == text
+
+
+def test_two_paragraphs_or_one_heading_are_structure():
+    assert split_summary("First paragraph.\n\nSecond paragraph.\n").unstructured is None
+    assert split_summary("## Progress\nAll done.\n").unstructured is None

@@ -117,10 +117,10 @@ class Headings:
     def known(self, title: str) -> int | None:
         return self.names.get(norm(title))
 
-    def is_known_heading(self, line: str) -> bool:
-        """A whole-line heading that names one of the format's sections (any markup)."""
+    def known_heading(self, line: str) -> int | None:
+        """Which of the format's sections a whole-line heading names (any markup), or None."""
         c = candidate(line)
-        return c is not None and c.inline_at is None and self.known(c.title) is not None
+        return self.known(c.title) if c is not None and c.inline_at is None else None
 
     def __call__(self, line: str) -> str | None:
         c = candidate(line)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from sjc_mcp.models import ParsedSummary
-from sjc_mcp.summary._engine import Builder, lines_of
+from sjc_mcp.summary._engine import Builder, Line, lines_of
 from sjc_mcp.summary._headings import Headings, candidate
 
 WRAPPER = "This session is being continued from a previous conversation"
@@ -59,6 +59,18 @@ def _closing(line: str) -> bool:
     return _CLOSING.match(line.lstrip("*_ ")) is not None
 
 
+def _sections_start(lines: list[Line], start: int, heads: Headings) -> int:
+    """Where the sections begin after an analysis with no ``Summary`` line: the first section heading
+    from which the rest follow in the host's order (the analysis may name a section on its own)."""
+    found = [(i, k) for i in range(start, len(lines)) if (k := heads.known_heading(lines[i].text)) is not None]
+    at = len(lines)
+    for j in range(len(found) - 1, -1, -1):
+        if j + 1 < len(found) and found[j][1] >= found[j + 1][1]:
+            break
+        at = found[j][0]
+    return at
+
+
 def parse(text: str) -> ParsedSummary:
     b = Builder(text, "claude-code")
     heads = Headings(NAMES, numbered_sections=True)
@@ -83,11 +95,7 @@ def parse(text: str) -> ParsedSummary:
     after = a + 1 if a is not None else first
     s = next((i for i in range(after, len(lines)) if _marker(lines[i].text, "summary")), None)
     if a is not None and (s is None or a < s):
-        stop = (
-            s
-            if s is not None
-            else next((i for i in range(a + 1, len(lines)) if heads.is_known_heading(lines[i].text)), len(lines))
-        )
+        stop = s if s is not None else _sections_start(lines, a + 1, heads)
         b.section("Analysis", lines[a].start, lines[a].end)
         end = lines[stop].start if stop < len(lines) else len(text)
         b.region(lines[a].end, end, "Analysis", structure=_closing)
