@@ -229,6 +229,12 @@ def summarise(records: list[dict], corrupt: list[str], config: Any = None) -> di
                     "kept": t.get("kept", 0),
                     "truncated": t.get("truncated", 0),
                     "dropped": t.get("dropped", 0),
+                    "superseded": t.get("superseded", 0),
+                    "superseded_by": [
+                        f"{r.get('tool') or 'tool'} result {r.get('id')}: {r.get('note')}"
+                        for r in t.get("results") or []
+                        if isinstance(r, dict) and r.get("decision") == "supersede"
+                    ][:50],
                     "chars_before": t.get("chars_before", 0),
                     "chars_after": t.get("chars_after", 0),
                     "errors": t.get("errors", []),
@@ -369,10 +375,13 @@ def render_terminal(report: dict[str, Any], console: Any = None, show_kept: bool
         for t in b.get("tools", []):
             console.print(
                 Text(
-                    f"  tool results: {literal(t['status'])}, kept {t['kept']}, truncated {t['truncated']}, "
-                    f"dropped {t['dropped']}, characters {t['chars_before']}→{t['chars_after']}"
+                    f"  tool results: {literal(t['status'])}, kept {t['kept']}, superseded {t.get('superseded', 0)}, "
+                    f"truncated {t['truncated']}, dropped {t['dropped']}, "
+                    f"characters {t['chars_before']}→{t['chars_after']}"
                 )
             )
+            for line in t.get("superseded_by", []):
+                console.print(Text(f"    {_one_line(line, 94)}", style="dim"))
         if "judge" not in b:
             if b.get("statuses"):
                 line = Text(f"  {', '.join(literal(s) for s in b['statuses'])}")

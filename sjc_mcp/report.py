@@ -85,8 +85,10 @@ def _boundary_html(i: int, b: dict[str, Any]) -> str:
         f"<h2>{esc(label)}</h2>"
     )
     tools = "".join(
-        f'<p class="meta">tool results {esc(t["status"])}: kept {esc(t["kept"])}, truncated {esc(t["truncated"])}, '
+        f'<p class="meta">tool results {esc(t["status"])}: kept {esc(t["kept"])}, '
+        f"superseded {esc(t.get('superseded', 0))}, truncated {esc(t['truncated'])}, "
         f"dropped {esc(t['dropped'])}, characters {esc(t['chars_before'])} → {esc(t['chars_after'])}</p>"
+        + "".join(f'<p class="meta">{esc(line)}</p>' for line in t.get("superseded_by", []))
         for t in b.get("tools", [])
     )
     if "judge" not in b:

@@ -164,3 +164,25 @@ def test_supersession_can_be_switched_off(tmp_path):
     config = config.model_copy(update={"tools": config.tools.model_copy(update={"supersede": False})})
     r = relevance.prune_tool_results(history(), config=config)
     assert r.superseded == 0 and all(v.decision != "supersede" for v in r.results)
+
+
+def test_audit_shows_what_was_superseded_by_what(tmp_path):
+    import subprocess
+
+    from tests.conftest import sjc_exe
+
+    log = tmp_path / "log.jsonl"
+    config = Config(decision_log=str(log), kill_switch=str(tmp_path / "off"))
+    relevance.prune_tool_results(history(), config=config, meta={"session": "s-sup", "boundary_id": "b-sup"})
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "COLUMNS": "100"}
+    r = subprocess.run([sjc_exe(), "audit", "--log", str(log)], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "superseded " in r.stdout
+    assert "[superseded by the read of internal/limiter.go" in r.stdout
+    out = json.loads(
+        subprocess.run(
+            [sjc_exe(), "audit", "--json", "--log", str(log)], capture_output=True, text=True, env=env, timeout=60
+        ).stdout
+    )
+    tools = out["boundaries"][0]["tools"][0]
+    assert tools["superseded"] >= 3 and all("superseded by the read" in x for x in tools["superseded_by"])
