@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
+from pathlib import Path
 
 import anyio
 import pytest
@@ -119,3 +121,108 @@ def test_per_user_tokens_decide_the_user(tmp_path, judge_api):
     assert [r["op"] for r in _records(logs / "bob.jsonl")] == ["prune"]
     assert [r["op"] for r in _records(logs / "alice.jsonl")] == ["judge"]
     assert _verify(logs / "bob.jsonl", tmp_path).returncode == 0
+
+
+# --- the real hosts as team clients (offline: scripted models on 127.0.0.1) -------------------------------
+
+E2E = Path(__file__).resolve().parent / "e2e"
+
+
+def _e2e_path() -> None:
+    if str(E2E) not in sys.path:
+        sys.path.insert(0, str(E2E))
+
+
+@pytest.mark.e2e
+def test_claude_code_over_http_with_the_readme_command(tmp_path):
+    """Claude Code 2.1.332, added with ``claude mcp add --transport http … --header …`` (the README's command):
+    ``claude mcp list`` shows it connected, a wrong token shows the 401, and the model's call lands in the
+    user's own log.
+
+    Facts of the real CLI: the headers are kept in ~/.claude.json as given; ``${VAR}`` in a header value is
+    expanded from Claude Code's environment when it connects (a wrong token then reads "Server rejected the
+    configured Authorization header (HTTP 401)"; OAuth is not tried when headers.Authorization is set)."""
+    _e2e_path()
+    from cc_fake import FakeClaudeAPI
+    from cc_host import User
+
+    tool = "mcp__sjc__prune_summary"
+    logs = tmp_path / "logs"
+    fake = FakeClaudeAPI()
+    try:
+        with http_server(tmp_path, "--log-dir", str(logs)) as (_, url, _err):
+            user = User(tmp_path / "home", fake.url)
+            work = tmp_path / "work"
+            work.mkdir()
+            added = user.claude(
+                work,
+                *("mcp", "add", "--scope", "user", "--transport", "http", "sjc", url),
+                *("--header", "Authorization: Bearer ${SJC_MCP_TOKEN}", "--header", "X-SJC-User: alice"),
+            )
+            assert added.rc == 0, added.stdout + added.stderr
+            listed = user.claude(work, "mcp", "list", env={"SJC_MCP_TOKEN": TOKEN})
+            refused = user.claude(work, "mcp", "list", env={"SJC_MCP_TOKEN": "not-the-team-token"})
+            run = user.claude(
+                work,
+                *("-p", f"Prune this compaction summary. [[mcp {tool}]]", "--output-format", "json"),
+                *("--allowedTools", tool),
+                env={"SJC_MCP_TOKEN": TOKEN},
+            )
+    finally:
+        fake.close()
+    line = next((x for x in listed.stdout.splitlines() if x.startswith("sjc:")), "")
+    assert "Connected" in line, listed.stdout + listed.stderr
+    bad = next((x for x in refused.stdout.splitlines() if x.startswith("sjc:")), "")
+    assert "401" in bad, refused.stdout + refused.stderr
+    assert run.rc == 0, run.stdout[-800:] + run.stderr[-800:]
+    recs = _records(logs / "alice.jsonl")
+    assert [r["op"] for r in recs] == ["prune"] and recs[0]["user"] == "alice" and recs[0]["pruned"] >= 1
+    assert sorted(p.name for p in logs.glob("*.jsonl")) == ["alice.jsonl"]
+    assert _verify(logs / "alice.jsonl", tmp_path).returncode == 0
+
+
+@pytest.mark.e2e
+def test_codex_over_http_with_the_readme_block(tmp_path):
+    """Codex 0.171.0 with the README's ``[mcp_servers.sjc]`` HTTP block: the model's call lands in the log of
+    the user Codex names in ``X-SJC-User``.
+
+    Facts of the real CLI: ``codex mcp add sjc --url URL --bearer-token-env-var SJC_MCP_TOKEN`` writes
+    ``url`` and ``bearer_token_env_var``; ``env_http_headers`` (header -> variable name) is read from
+    config.toml and sends the variable's value; with ``required = true`` a 401 at start-up ends ``codex exec``
+    with exit 1 before any model request ("required MCP servers failed to initialize: sjc: … Auth required")."""
+    _e2e_path()
+    import codex_fake
+    from codex_fake import FakeModel
+    from codex_harness import Codex
+
+    logs = tmp_path / "logs"
+    seen = {}
+    with http_server(tmp_path, "--log-dir", str(logs)) as (_, url, _err):
+        cx = Codex(tmp_path / "cx")
+        for token in (TOKEN, "not-the-team-token"):
+            with FakeModel(big_usage=300) as fake:
+                cx.write_config(fake.base_url + "/v1", extra="\n" + CODEX_BLOCK.replace(CODEX_URL, url))
+                r = cx.run(f"{codex_fake.MCP_TRIGGER} inline", env={"SJC_MCP_TOKEN": token, "SJC_USER": "bob"})
+                seen[token] = (r.returncode, fake.tags(), r.stderr[-2000:])
+    rc, tags, err = seen[TOKEN]
+    assert rc == 0 and tags == ["mcp-call", "after-tool"], err
+    recs = _records(logs / "bob.jsonl")
+    assert [r["op"] for r in recs] == ["prune"] and recs[0]["user"] == "bob" and recs[0]["pruned"] == 3
+    assert _verify(logs / "bob.jsonl", tmp_path).returncode == 0
+    # a wrong token with required = true: codex exec stops before asking the model anything
+    rc, tags, err = seen["not-the-team-token"]
+    assert rc == 1 and tags == [] and "required MCP servers failed to initialize" in err and "Auth required" in err
+    assert len(_records(logs / "bob.jsonl")) == 1
+
+
+CODEX_URL = "http://sjc-team.example:8765/mcp"
+# The README's Codex block for a team server, verified above (only the URL is changed).
+CODEX_BLOCK = f"""\
+[mcp_servers.sjc]
+url = "{CODEX_URL}"
+bearer_token_env_var = "SJC_MCP_TOKEN"
+env_http_headers = {{ "X-SJC-User" = "SJC_USER" }}
+required = true
+startup_timeout_sec = 20
+tool_timeout_sec = 60
+"""
