@@ -186,3 +186,45 @@ def test_audit_shows_what_was_superseded_by_what(tmp_path):
     )
     tools = out["boundaries"][0]["tools"][0]
     assert tools["superseded"] >= 3 and all("superseded by the read" in x for x in tools["superseded_by"])
+
+
+def test_proxy_prefilter_stubs_a_superseded_read_in_the_compaction_request(tmp_path):
+    """A compaction request through ``sjc proxy`` with the prefilter on: the first read of a file read again
+    later reaches the compressor as its stub, its call still there; the later read arrives whole."""
+    import anthropic
+
+    from tests.fake_upstream import FakeUpstream
+    from tests.test_proxy import CC_PROMPT, CC_SUMMARY, Proxy
+
+    upstream = FakeUpstream()
+    proxy = Proxy(upstream.url, tmp_path / "home", "[proxy]\nprefilter = true\n[tools]\nkeep_recent_turns = 1\n")
+    try:
+        upstream.summary = CC_SUMMARY
+        first = "\n".join(f"{k:>6}→OLD-CONTENT line {k}" for k in range(1, 400))
+        second = "\n".join(f"{k:>6}→NEW-CONTENT line {k}" for k in range(1, 400))
+        messages: list[dict] = [{"role": "user", "content": "fix test_parse_duration"}]
+        for i, text in enumerate([first, "48 passed", second]):
+            name, args = ("Read", {"file_path": "/w/units.py"}) if i != 1 else ("Bash", {"command": "pytest -q"})
+            messages += [
+                {"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": name, "input": args}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": text}]},
+            ]
+        messages.append({"role": "user", "content": CC_PROMPT})
+        client = anthropic.Anthropic(base_url=proxy.url, api_key="k", max_retries=0)
+        client.messages.create(model="m", max_tokens=100, messages=messages)
+        sent = json.loads(upstream.requests[-1]["raw"])
+        results = [
+            b["content"]
+            for m in sent["messages"]
+            if isinstance(m["content"], list)
+            for b in m["content"]
+            if b.get("type") == "tool_result"
+        ]
+        assert len(results) == 3  # every call keeps a result
+        assert results[0].startswith("[superseded by the read of /w/units.py at turn")
+        assert "OLD-CONTENT" not in json.dumps(sent) and results[2] == second
+        tools = [r for r in proxy.log() if r.get("op") == "tools"][-1]
+        assert tools["superseded"] == 1
+    finally:
+        proxy.stop()
+        upstream.close()
