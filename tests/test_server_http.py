@@ -344,3 +344,60 @@ def test_http_first_ctrl_c_exits_cleanly(tmp_path):
         text = err.read().decode()
     assert rc == 130, text
     assert "Traceback" not in text and text.startswith("sjc-mcp: MCP over streamable HTTP at http://127.0.0.1:"), text
+
+
+def test_stdio_log_dir_logs_under_the_login_name(tmp_path):
+    """On stdio the one user is this machine's: --log-dir DIR puts the records in DIR/<login name>.jsonl."""
+    import getpass
+
+    from sjc_mcp.server_http import safe_user
+
+    logs = tmp_path / "logs"
+    params = StdioServerParameters(command=sjc_exe("sjc-mcp"), args=["--log-dir", str(logs)], env=_env(tmp_path))
+
+    async def go():
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            return await s.call_tool("judge_summary", {"summary": SUMMARY})
+
+    assert not anyio.run(go).is_error
+    assert [p.name for p in logs.glob("*.jsonl")] == [f"{safe_user(getpass.getuser())}.jsonl"]
+    assert not (tmp_path / "log.jsonl").exists()
+
+
+def test_module_run_serves_http(tmp_path):
+    """``python -m sjc_mcp.server --transport streamable-http`` is the same server as ``sjc-mcp``."""
+    port = free_port()
+    p = subprocess.Popen(
+        [sys.executable, "-m", "sjc_mcp.server", "--transport", "streamable-http", "--port", str(port)],
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=_env(tmp_path, SJC_MCP_TOKEN=TOKEN),
+    )
+    try:
+        assert wait_port(port, 30)
+
+        async def go(s: ClientSession):
+            return await s.list_tools()
+
+        tools = anyio.run(lambda: _http_session(f"http://127.0.0.1:{port}/mcp", go))
+        p.send_signal(signal.SIGINT)
+        assert p.wait(timeout=15) == 130
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+    assert len(tools.tools) == 4
+    assert b"Traceback" not in p.stderr.read()
+
+
+def test_safe_user_names():
+    from sjc_mcp.server_http import safe_user
+
+    assert safe_user("alice") == "alice"
+    assert safe_user("Bob.Smith-2") == "Bob.Smith-2"
+    assert safe_user("../../etc/passwd") == "_.._etc_passwd"
+    assert safe_user(".hidden") == "hidden"
+    assert safe_user("") == safe_user(None) == safe_user("...") == "anonymous"
+    assert safe_user("é user/x") == "__user_x"
+    assert len(safe_user("x" * 500)) == 64
