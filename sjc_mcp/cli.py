@@ -125,6 +125,12 @@ def build_parser() -> argparse.ArgumentParser:
                 action="store_true",
                 help="codex: also trust the sjc hooks in $CODEX_HOME/config.toml (Codex skips untrusted hooks)",
             )
+    d = sub.add_parser("doctor", help="check the set-up per host: hooks, MCP server, proxy, config, log, judge")
+    d.add_argument("--config", metavar="FILE")
+    g = sub.add_parser("config", help="where the config is (path), what is in force (show), a commented start (init)")
+    g.add_argument("action", choices=["path", "show", "init"])
+    g.add_argument("--config", metavar="FILE", help="this file instead of $SJC_CONFIG or the default")
+    g.add_argument("--force", action="store_true", help="init: replace an existing file")
     h = sub.add_parser("hook", help="run as a host hook: the host's hook JSON on stdin (always exits 0)")
     h.add_argument("host", help="claude-code or codex")
     h.add_argument("--config", metavar="FILE", help="config file")
@@ -408,6 +414,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.command == "tools":
             return _run_tools(args)
+        if args.command == "doctor":
+            from sjc_mcp import doctor
+
+            checks, code = doctor.run(args.config)
+            print("\n".join(c.line() for c in checks))
+            return code
+        if args.command == "config":
+            from sjc_mcp import config_cmd
+
+            if args.action == "init":
+                print(config_cmd.init(args.config, force=args.force))
+            else:
+                print(getattr(config_cmd, args.action)(args.config))
+            return 0
         if args.command == "proxy":
             from sjc_mcp.config import load_config
             from sjc_mcp.proxy.app import serve

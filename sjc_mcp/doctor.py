@@ -1,0 +1,340 @@
+"""``sjc doctor``: is sjc set up and working, host by host? One line per check, each problem with the
+command that fixes it; exit 1 if anything is broken.
+
+Checks, for each host found (Claude Code: ``~/.claude`` or ``claude`` on PATH; Codex: ``$CODEX_HOME``
+or ``codex`` on PATH): hooks installed (by ``sjc install`` or, for Claude Code, the plugin) and, for
+Codex, trusted; the MCP server registered and answering ``initialize``; the proxy, if the host is
+pointed at one, listening. Then: the config valid, the decision log writable, the kill switch, the
+judge reachable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+OK, WARN, FAIL, INFO = "ok", "warn", "FAIL", "info"
+
+
+@dataclass
+class Check:
+    status: str
+    scope: str
+    what: str
+    fix: str | None = None
+
+    def line(self) -> str:
+        tail = f" — fix: {self.fix}" if self.fix else ""
+        return f"{self.status:<4}  {self.scope:<11}  {self.what}{tail}"
+
+
+def _json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _toml(path: Path) -> dict[str, Any]:
+    try:
+        from sjc_mcp.config import _read_toml
+
+        return _read_toml(path)
+    except Exception:
+        return {}
+
+
+def mcp_answers(command: list[str], env: dict[str, str] | None = None, timeout: float = 10.0) -> tuple[bool, str]:
+    """Start an MCP server over stdio, send ``initialize``, and read its answer."""
+    exe = shutil.which(command[0]) if command else None
+    if not exe:
+        return False, f"{command[0] if command else '(no command)'} not found"
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "sjc-doctor", "version": "1"},
+        },
+    }
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            [exe, *command[1:]],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
+            text=True,
+        )
+    except OSError as exc:
+        return False, f"cannot start {exe}: {exc.strerror}"
+    try:
+        out, _ = proc.communicate(json.dumps(request) + "\n", timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return False, f"no answer to initialize within {timeout:g}s"
+    for line in out.splitlines():
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(msg, dict) and msg.get("id") == 1 and "result" in msg:
+            name = (msg["result"].get("serverInfo") or {}).get("name", "?")
+            return True, f"{name} answered initialize in {(time.monotonic() - t0) * 1000:.0f} ms"
+    return False, "no initialize answer on stdout"
+
+
+def _listening(url: str) -> bool:
+    u = urlparse(url)
+    port = u.port or (443 if u.scheme == "https" else 80)
+    try:
+        socket.create_connection((u.hostname or "127.0.0.1", port), timeout=2).close()
+        return True
+    except OSError:
+        return False
+
+
+def _claude_code(home: Path, env: dict[str, str]) -> list[Check]:
+    from sjc_mcp import install
+
+    out: list[Check] = []
+    settings_file = install.settings_path("claude-code", "user")
+    hooked = any(install._is_ours(h) for h in _hooks_in(_json(settings_file)))
+    plugins = _json(home / ".claude" / "plugins" / "installed_plugins.json").get("plugins") or {}
+    plugin = next((k for k in plugins if k.split("@")[0] == "sjc"), None)
+    if hooked or plugin:
+        via = f"plugin {plugin}" if plugin else str(settings_file)
+        out.append(Check(OK, "claude-code", f"hooks installed ({via})"))
+    else:
+        out.append(Check(WARN, "claude-code", "hooks not installed", "sjc install claude-code"))
+    servers = _json(home / ".claude.json").get("mcpServers") or {}
+    server = servers.get("sjc") if isinstance(servers, dict) else None
+    if isinstance(server, dict) and server.get("command"):
+        ok, detail = mcp_answers([server["command"], *server.get("args", [])], server.get("env"))
+        out.append(
+            Check(
+                OK if ok else FAIL,
+                "claude-code",
+                f"MCP server sjc registered: {detail}",
+                None if ok else 'claude mcp remove sjc && claude mcp add --scope user sjc -- "$(command -v sjc-mcp)"',
+            )
+        )
+    elif plugin:
+        ok, detail = mcp_answers(["sjc-mcp"])
+        out.append(
+            Check(
+                OK if ok else FAIL,
+                "claude-code",
+                f"MCP server from the plugin: {detail}",
+                None if ok else "put sjc-mcp on the PATH Claude Code starts with",
+            )
+        )
+    else:
+        out.append(
+            Check(
+                INFO,
+                "claude-code",
+                "MCP server not registered (optional)",
+                'claude mcp add --scope user sjc -- "$(command -v sjc-mcp)"',
+            )
+        )
+    base = env.get("ANTHROPIC_BASE_URL")
+    if base and urlparse(base).hostname in ("127.0.0.1", "localhost", "::1"):
+        up = _listening(base)
+        out.append(
+            Check(
+                OK if up else FAIL,
+                "claude-code",
+                f"proxy {base} {'listening' if up else 'not listening'}",
+                None if up else f"sjc proxy --listen {urlparse(base).netloc}",
+            )
+        )
+    else:
+        out.append(Check(INFO, "claude-code", "proxy not set up (ANTHROPIC_BASE_URL is not a local sjc proxy)"))
+    return out
+
+
+def _hooks_in(settings: dict[str, Any]) -> list[Any]:
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return []
+    return [
+        h
+        for groups in hooks.values()
+        if isinstance(groups, list)
+        for g in groups
+        if isinstance(g, dict)
+        for h in (g.get("hooks") or [])
+        if isinstance(g.get("hooks"), list)
+    ]
+
+
+def _codex() -> list[Check]:
+    from sjc_mcp import install
+
+    out: list[Check] = []
+    hooks_file = install.settings_path("codex", "user")
+    settings = _json(hooks_file)
+    if any(install._is_ours(h) for h in _hooks_in(settings)):
+        out.append(Check(OK, "codex", f"hooks installed ({hooks_file})"))
+        if install._codex_untrusted(hooks_file, settings):
+            out.append(
+                Check(
+                    FAIL,
+                    "codex",
+                    "hooks not trusted: Codex skips them without a word",
+                    "sjc install codex --trust (or review them with /hooks in Codex)",
+                )
+            )
+        else:
+            out.append(Check(OK, "codex", "hooks trusted"))
+    else:
+        out.append(Check(WARN, "codex", "hooks not installed", "sjc install codex --trust"))
+    config_file = install.codex_home() / "config.toml"
+    config = _toml(config_file)
+    server = (config.get("mcp_servers") or {}).get("sjc")
+    if isinstance(server, dict) and server.get("command"):
+        ok, detail = mcp_answers([server["command"], *server.get("args", [])], server.get("env"))
+        out.append(
+            Check(
+                OK if ok else FAIL,
+                "codex",
+                f"MCP server sjc registered: {detail}",
+                None if ok else f"fix command in [mcp_servers.sjc] of {config_file}",
+            )
+        )
+        if server.get("required") is not True:
+            out.append(
+                Check(
+                    WARN,
+                    "codex",
+                    "[mcp_servers.sjc] has no required = true: codex exec may start without the tools",
+                    f"add required = true to [mcp_servers.sjc] in {config_file}",
+                )
+            )
+    else:
+        out.append(
+            Check(
+                INFO,
+                "codex",
+                "MCP server not registered (optional)",
+                f"add the README's [mcp_servers.sjc] block to {config_file}",
+            )
+        )
+    provider = config.get("model_provider")
+    table = (config.get("model_providers") or {}).get(provider) if provider else None
+    base = table.get("base_url") if isinstance(table, dict) else None
+    if isinstance(base, str) and urlparse(base).hostname in ("127.0.0.1", "localhost", "::1"):
+        up = _listening(base)
+        out.append(
+            Check(
+                OK if up else FAIL,
+                "codex",
+                f"proxy {base} {'listening' if up else 'not listening'}",
+                None if up else f"sjc proxy --listen {urlparse(base).netloc}",
+            )
+        )
+        if str(table.get("name", "")) == "OpenAI":
+            out.append(
+                Check(
+                    WARN,
+                    "codex",
+                    "provider named OpenAI: Codex compacts on the server, nothing to prune",
+                    f"rename model_providers.{provider}.name in {config_file}",
+                )
+            )
+    else:
+        out.append(Check(INFO, "codex", "proxy not set up (no local model_provider base_url)"))
+    return out
+
+
+def _general(config_path: str | None) -> list[Check]:
+    from sjc_mcp.config import load_config
+    from sjc_mcp.errors import SJCError
+
+    out: list[Check] = []
+    try:
+        config = load_config(config_path)
+    except SJCError as exc:
+        return [Check(FAIL, "config", str(exc), "correct the file (`sjc config init --force` writes a fresh, commented one)")]
+    out.append(Check(OK, "config", f"valid ({config.path or 'defaults: no config file'})"))
+    log = config.decision_log_path
+    folder = next((p for p in [log.parent, *log.parent.parents] if p.exists()), None)
+    writable = (log.exists() and os.access(log, os.W_OK) and log.is_file()) or (
+        not log.exists() and folder is not None and os.access(folder, os.W_OK)
+    )
+    out.append(
+        Check(
+            OK if writable else FAIL,
+            "log",
+            f"decision log {log} {'writable' if writable else 'not writable'}",
+            None if writable else f"make {log.parent} writable, or set decision_log in the config",
+        )
+    )
+    off = config.disabled()
+    out.append(
+        Check(
+            WARN,
+            "kill switch",
+            f"sjc is switched off: {off}",
+            f"rm {config.kill_switch_path}" if "kill switch" in off else "unset SJC_DISABLE",
+        )
+        if off
+        else Check(OK, "kill switch", f"off ({config.kill_switch_path} absent)")
+    )
+    try:
+        from sjc_mcp.judges import make_judge
+
+        judge = make_judge(config)
+    except SJCError as exc:
+        out.append(Check(FAIL, "judge", str(exc)))
+        return out
+    table = getattr(config, config.judge, None)
+    url = getattr(table, "base_url", None)
+    if url:
+        up = _listening(url)
+        out.append(
+            Check(
+                OK if up else FAIL,
+                "judge",
+                f"{judge.name} at {url} {'reachable' if up else 'unreachable'}",
+                None if up else f'start the server at {url}, or set judge = "lexical"',
+            )
+        )
+    else:
+        out.append(Check(OK, "judge", f"{judge.name} (offline, nothing to reach)"))
+    return out
+
+
+def run(config_path: str | None = None, env: dict[str, str] | None = None) -> tuple[list[Check], int]:
+    from sjc_mcp import install
+
+    env = dict(os.environ) if env is None else env
+    home = Path.home()
+    checks: list[Check] = []
+    found = False
+    if (home / ".claude").is_dir() or shutil.which("claude"):
+        found = True
+        checks += _claude_code(home, env)
+    if install.codex_home().is_dir() or shutil.which("codex"):
+        found = True
+        checks += _codex()
+    if not found:
+        checks.append(
+            Check(INFO, "hosts", "neither Claude Code (~/.claude, claude) nor Codex ($CODEX_HOME, codex) found")
+        )
+    checks += _general(config_path)
+    return checks, 1 if any(c.status == FAIL for c in checks) else 0
