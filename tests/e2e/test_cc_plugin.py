@@ -196,6 +196,9 @@ def test_validate_manifests(tmp_path: Path, api: FakeMessages) -> None:
     assert all("/hooks/sjc-hook" in h["command"] for h in out["provides"]["hooks"])
     r = host.claude("plugin", "validate", "--strict", str(src / ".claude-plugin" / "marketplace.json"))
     assert "Validation passed" in r.stdout
+    # the hook commands quote ${CLAUDE_PLUGIN_ROOT} (a path with spaces), so the plugin passes --strict too
+    r = host.claude("plugin", "validate", "--strict", str(src / ".claude-plugin" / "plugin.json"))
+    assert "Validation passed" in r.stdout, r.stdout + r.stderr
 
     # the other form: the same server from a .mcp.json at the plugin root
     alt = plugin_copy(tmp_path / "alt")
@@ -275,6 +278,12 @@ def test_install_from_folder_tools_hooks_uninstall(tmp_path: Path, api: FakeMess
 
     # a compaction in that session: the plugin's hooks run sjc hook, which logs its decision
     host.claude("-p", "/compact", "--continue", "--output-format", "json")
+    # PostCompact returns at once and judges in a process of its own: wait for its record, bounded
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any(
+        d.get("surface") == "hook" and d.get("status") == "judged" for d in host.decisions()
+    ):
+        time.sleep(0.2)
     hooked = [d for d in host.decisions() if d.get("surface") == "hook" and d.get("host") == "claude-code"]
     assert hooked, host.decisions()
     assert {d.get("event") for d in hooked} <= hook_events()
