@@ -97,6 +97,42 @@ def mcp_answers(command: list[str], env: dict[str, str] | None = None, timeout: 
     return False, "no initialize answer on stdout"
 
 
+def mcp_http_answers(url: str, headers: dict[str, str], timeout: float = 10.0) -> tuple[bool, str]:
+    """POST ``initialize`` to a streamable-HTTP MCP server and read its answer (JSON or one SSE event)."""
+    import httpx
+
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "sjc-doctor", "version": "1"},
+        },
+    }
+    head = {"Accept": "application/json, text/event-stream", **headers}
+    t0 = time.monotonic()
+    try:
+        r = httpx.post(url, json=body, headers=head, timeout=timeout, trust_env=False)
+    except httpx.HTTPError as exc:
+        return False, f"{url}: {exc}"
+    if r.status_code == 401:
+        return False, f"{url} answered 401: the bearer token is missing or wrong"
+    if r.status_code >= 400:
+        return False, f"{url} answered HTTP {r.status_code}"
+    for line in r.text.splitlines():
+        text = line[5:].strip() if line.startswith("data:") else line.strip()
+        try:
+            msg = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(msg, dict) and msg.get("id") == 1 and "result" in msg:
+            name = (msg["result"].get("serverInfo") or {}).get("name", "?")
+            return True, f"{name} at {url} answered initialize in {(time.monotonic() - t0) * 1000:.0f} ms"
+    return False, f"{url}: no initialize answer"
+
+
 def _listening(url: str) -> bool:
     u = urlparse(url)
     port = u.port or (443 if u.scheme == "https" else 80)
@@ -122,7 +158,12 @@ def _claude_code(home: Path, env: dict[str, str]) -> list[Check]:
         out.append(Check(WARN, "claude-code", "hooks not installed", "sjc install claude-code"))
     servers = _json(home / ".claude.json").get("mcpServers") or {}
     server = servers.get("sjc") if isinstance(servers, dict) else None
-    if isinstance(server, dict) and server.get("command"):
+    if isinstance(server, dict) and server.get("url"):
+        headers = {str(k): os.path.expandvars(str(v)) for k, v in (server.get("headers") or {}).items()}
+        ok, detail = mcp_http_answers(str(server["url"]), headers)
+        fix = "check that the server runs and the Authorization header's token"
+        out.append(Check(OK if ok else FAIL, "claude-code", f"MCP server sjc (HTTP): {detail}", None if ok else fix))
+    elif isinstance(server, dict) and server.get("command"):
         ok, detail = mcp_answers([server["command"], *server.get("args", [])], server.get("env"))
         out.append(
             Check(
@@ -206,7 +247,17 @@ def _codex() -> list[Check]:
     config_file = install.codex_home() / "config.toml"
     config = _toml(config_file)
     server = (config.get("mcp_servers") or {}).get("sjc")
-    if isinstance(server, dict) and server.get("command"):
+    if isinstance(server, dict) and server.get("url"):
+        headers = {}
+        token_var = server.get("bearer_token_env_var")
+        if token_var:
+            headers["Authorization"] = f"Bearer {os.environ.get(str(token_var), '')}"
+        for header, var in (server.get("env_http_headers") or {}).items():
+            headers[str(header)] = os.environ.get(str(var), "")
+        ok, detail = mcp_http_answers(str(server["url"]), headers)
+        fix = f"check that the server runs and ${token_var or 'the token variable'} holds its token"
+        out.append(Check(OK if ok else FAIL, "codex", f"MCP server sjc (HTTP): {detail}", None if ok else fix))
+    elif isinstance(server, dict) and server.get("command"):
         ok, detail = mcp_answers([server["command"], *server.get("args", [])], server.get("env"))
         out.append(
             Check(
@@ -269,7 +320,11 @@ def _general(config_path: str | None) -> list[Check]:
     try:
         config = load_config(config_path)
     except SJCError as exc:
-        return [Check(FAIL, "config", str(exc), "correct the file (`sjc config init --force` writes a fresh, commented one)")]
+        return [
+            Check(
+                FAIL, "config", str(exc), "correct the file (`sjc config init --force` writes a fresh, commented one)"
+            )
+        ]
     out.append(Check(OK, "config", f"valid ({config.path or 'defaults: no config file'})"))
     log = config.decision_log_path
     folder = next((p for p in [log.parent, *log.parent.parents] if p.exists()), None)

@@ -94,3 +94,21 @@ def test_config_path_init_show(tmp_path):
     assert again.returncode == 2 and "exists already" in again.stderr and len(again.stderr.splitlines()) == 1
     shown = json.loads(sjc(tmp_path, "config", "show").stdout)
     assert shown["file"] == str(target) and shown["config"]["threshold"] == 0.5
+
+
+def test_doctor_checks_an_http_registration_with_its_token(tmp_path):
+    """A team server registered over HTTP as `claude mcp add --transport http … --header` writes it."""
+    from tests.test_server_http import TOKEN, http_server
+
+    (tmp_path / ".claude").mkdir()
+    with http_server(tmp_path) as (_, url, _):
+        entry = {"type": "http", "url": url, "headers": {"Authorization": "Bearer ${SJC_MCP_TOKEN}"}}
+        (tmp_path / ".claude.json").write_text(json.dumps({"mcpServers": {"sjc": entry}}))
+        r = sjc(tmp_path, "doctor", SJC_MCP_TOKEN=TOKEN)
+        assert any(
+            line.startswith("ok") and "(HTTP)" in line and "answered initialize" in line
+            for line in lines(r, "claude-code")
+        ), r.stdout
+        r = sjc(tmp_path, "doctor", SJC_MCP_TOKEN="wrong-token-0000000000")
+        assert r.returncode == 1
+        assert any(line.startswith("FAIL") and "401" in line for line in lines(r, "claude-code")), r.stdout
