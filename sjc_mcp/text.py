@@ -64,6 +64,7 @@ def is_user_section(section: str) -> bool:
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def not_text(text: str) -> str | None:
@@ -74,7 +75,7 @@ def not_text(text: str) -> str | None:
     controls = len(_CONTROL.findall(text))
     if controls > max(2, n // 100):
         return f"not text: {controls} control characters in {len(text):,}"
-    bad = text.count("\ufffd") + sum(1 for c in text if "\ud800" <= c <= "\udfff")
+    bad = text.count("\ufffd") + (len(_SURROGATE.findall(text)) if _SURROGATE.search(text) else 0)
     if bad > max(2, n // 100):
         return f"too damaged: {bad} undecodable characters in {len(text):,}"
     return None

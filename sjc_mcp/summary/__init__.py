@@ -16,7 +16,7 @@ from sjc_mcp.errors import InputError
 from sjc_mcp.models import ParsedSummary
 from sjc_mcp.summary import claude_code, codex, gemini, generic, hermes, openclaw
 from sjc_mcp.summary._engine import lines_of
-from sjc_mcp.summary._headings import Headings
+from sjc_mcp.summary._headings import Headings, heading_titles
 from sjc_mcp.text import not_text
 
 PARSERS = {
@@ -30,24 +30,30 @@ PARSERS = {
 HOSTS = tuple(PARSERS)
 # every known section name, for summaries of no known format
 ALL_NAMES = tuple(dict.fromkeys(claude_code.NAMES + openclaw.NAMES + hermes.NAMES + codex.NAMES + gemini.NAMES))
-_BY_NAMES = (("claude-code", claude_code.NAMES), ("openclaw", openclaw.NAMES), ("gemini", gemini.NAMES))
+_BY_NAMES = (
+    ("claude-code", claude_code.NAMES),
+    ("openclaw", openclaw.NAMES),
+    ("gemini", gemini.NAMES),
+    ("hermes", hermes.NAMES),
+)
 
 
 def detect(text: str) -> str:
     """The format of a summary, from its own text: a host's notice or tags first, else which host's
     section names head its lines (three or more, in any markup)."""
+    body = text.lstrip()
     if gemini.looks_like(text):
         return "gemini"
-    if hermes.looks_like(text):
+    if body.startswith(hermes.PREFIXES):
         return "hermes"
     if codex.looks_like(text):
         return "codex"
-    if text.lstrip().startswith(claude_code.WRAPPER) or "<summary>" in text:
+    if body.startswith(claude_code.WRAPPER) or "<summary>" in text:
         return "claude-code"
-    lines = [ln.text for ln in lines_of(text, 0, len(text))]
+    titles = heading_titles([ln.text for ln in lines_of(text, 0, len(text))])
     best, hits = "generic", 2
     for host, names in _BY_NAMES:
-        n = Headings(names).count(lines)
+        n = Headings(names).count_titles(titles)
         if n > hits:
             best, hits = host, n
     return best

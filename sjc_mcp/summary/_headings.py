@@ -113,6 +113,12 @@ class Headings:
         self.names = {norm(n): i for i, n in enumerate(names)}
         self.numbered_sections = numbered_sections
         self.last = -1
+        self._seen: tuple[str, Candidate | None] = ("\n", None)  # the last line read: heading, then inline
+
+    def _candidate(self, line: str) -> Candidate | None:
+        if self._seen[0] != line:
+            self._seen = (line, candidate(line))
+        return self._seen[1]
 
     def known(self, title: str) -> int | None:
         return self.names.get(norm(title))
@@ -123,7 +129,7 @@ class Headings:
         return self.known(c.title) if c is not None and c.inline_at is None else None
 
     def __call__(self, line: str) -> str | None:
-        c = candidate(line)
+        c = self._candidate(line)
         if c is None or c.inline_at is not None:
             return None
         k = self.known(c.title)
@@ -144,7 +150,7 @@ class Headings:
         return c.title
 
     def inline(self, line: str) -> tuple[str, int, int] | None:
-        c = candidate(line)
+        c = self._candidate(line)
         if c is None or c.inline_at is None or c.indent != 0:
             return None
         k = self.known(c.title)
@@ -155,11 +161,17 @@ class Headings:
 
     def count(self, lines: list[str]) -> int:
         """How many of the format's section names head a line of ``lines`` (for detecting the format)."""
-        seen = set()
-        for ln in lines:
-            c = candidate(ln)
-            if c is not None and (c.kind != "plain" or c.colon or c.numbered):
-                k = self.known(c.title)
-                if k is not None:
-                    seen.add(k)
-        return len(seen)
+        return self.count_titles(heading_titles(lines))
+
+    def count_titles(self, titles: list[str]) -> int:
+        return len({k for t in titles if (k := self.known(t)) is not None})
+
+
+def heading_titles(lines: list[str]) -> list[str]:
+    """The titles of the lines that look like headings (marked up, numbered or ending in a colon)."""
+    out = []
+    for ln in lines:
+        c = candidate(ln)
+        if c is not None and (c.kind != "plain" or c.colon or c.numbered):
+            out.append(c.title)
+    return out

@@ -44,6 +44,8 @@ _CLOSING = re.compile(
 
 def _marker(line: str, name: str) -> bool:
     """``line`` is the ``Analysis`` or ``Summary`` line, in any markup."""
+    if len(line) > len(name) + 12 or name not in line.lower():
+        return False
     c = candidate(line)
     return c is not None and c.inline_at is None and c.indent == 0 and c.title.lower() == name
 

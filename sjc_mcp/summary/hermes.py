@@ -22,7 +22,7 @@ NAMES = (
 
 
 def looks_like(text: str) -> bool:
-    return text.lstrip().startswith(PREFIXES) or generic.count_names(text, NAMES) >= 4
+    return text.lstrip().startswith(PREFIXES) or generic.count_names(text, NAMES) >= 3
 
 
 def parse(text: str) -> ParsedSummary:
