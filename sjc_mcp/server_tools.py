@@ -45,6 +45,10 @@ class EntryOut(BaseModel):
     contradicted: bool
     quote: str | None = Field(description="the evidence line that decided it")
     origin: str | None
+    reason: str | None = Field(
+        default=None,
+        description="why, in one line: the quote and where it came from, or why no source supports it",
+    )
 
 
 class JudgeOut(BaseModel):

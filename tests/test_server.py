@@ -61,6 +61,9 @@ def test_list_and_call_both_tools(tmp_path):
     assert not j.is_error and not p.is_error
     entries = j.structured_content["entries"]
     assert any(e["decision"] == "prune" for e in entries)
+    # every decision explains itself: a kept entry names its source, a pruned one why none supports it
+    assert all(e["reason"] for e in entries if e["decision"] != "unjudged")
+    assert all(e["reason"].startswith(("no source", "contradicted")) for e in entries if e["decision"] == "prune")
     out = p.structured_content
     assert "Publish version 2.0" not in out["pruned_summary"] and "48 passed" in out["pruned_summary"]
     assert out["removed"] == sum(e["decision"] == "prune" for e in out["entries"])
