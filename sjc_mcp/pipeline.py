@@ -262,7 +262,7 @@ def _log_record(result: JudgeResult, summary: str, after: str, meta: dict[str, A
         "redactions": result.redactions,
         "errors": result.errors,
         **({"warnings": result.warnings} if result.warnings else {}),
-        **({"note": result.warnings[0]} if result.unstructured else {}),
+        **({"note": result.warnings[0].removeprefix("unstructured: ")} if result.unstructured else {}),
         **({"incomplete_span": True} if result.incomplete_span else {}),
         **({"guard": {"max_prune_share": config.max_prune_share, "kept_whole": True}} if result.guarded else {}),
     }

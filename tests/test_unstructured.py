@@ -63,7 +63,8 @@ def test_cli_prune_returns_what_it_cannot_read_byte_for_byte(tmp_path):
         assert "sjc: unstructured: nothing judged" in err and "Traceback" not in err, name
         rec = records(tmp_path)[-1]
         assert rec["status"] == "unstructured" and rec["entries"] == [] and rec["pruned"] == 0
-        assert rec["chars_after"] == rec["chars_before"] and "unstructured" in rec["note"]
+        assert rec["chars_after"] == rec["chars_before"] and rec["note"].startswith("nothing judged")
+        assert rec["warnings"][0].startswith("unstructured: nothing judged")
     why = [r["note"] for r in records(tmp_path)]
     assert "no structure" in why[0] and "not text" in why[1]
 
