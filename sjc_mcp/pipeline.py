@@ -41,7 +41,7 @@ from sjc_mcp.models import (
 )
 from sjc_mcp.redact import redact_inputs
 from sjc_mcp.summary import split_summary
-from sjc_mcp.text import estimate_tokens, is_user_section
+from sjc_mcp.text import estimate_tokens, is_user_section, plain_marker
 
 MAX_SUMMARY_BYTES = 1_000_000
 MAX_EVIDENCE_BYTES = 20_000_000
@@ -101,8 +101,8 @@ def build_request(
     r = config.retrieval
     index = EvidenceIndex(pool, passage_chars=r.passage_chars, chunk_chars=r.chunk_chars)
     per_entry, pooled = index.retrieve([e.text for e in parsed.entries], k=r.top_k)
-    entries = [
-        JudgeEntry(id=e.id, section=e.section, text=e.text, evidence=ids)
+    entries = [  # a judge reads an entry's words, not its markup: lettered items read as bullets
+        JudgeEntry(id=e.id, section=e.section, text=plain_marker(e.text), evidence=ids)
         for e, ids in zip(parsed.entries, per_entry, strict=True)
     ]
     return JudgeRequest(

@@ -37,6 +37,15 @@ def strip_marker(line: str) -> str:
     return line[m.end() :].strip() if m else line.strip()
 
 
+_LETTERED = re.compile(r"^([ \t]*)(?:\((?:\d{1,3}|[A-Za-z]|[ivxIVX]{1,4})\)|(?:[A-Za-z]|[ivxIVX]{2,4})[.)])(?=[ \t])")
+
+
+def plain_marker(text: str) -> str:
+    """``text`` with a lettered, roman or parenthesised list marker on its first line written as ``-``:
+    how a judge reads an entry, so that no judge depends on the summary's markup."""
+    return _LETTERED.sub(r"\1-", text, count=1)
+
+
 def estimate_tokens(text: str) -> int:
     """A model-token estimate (about four characters a token); labelled as an estimate wherever shown."""
     return (len(text) + 3) // 4

@@ -104,7 +104,7 @@ def render(text: str, host: str | None, ops: tuple[str, ...]) -> str:
                     counters.append((indent, 0))
                 marker = ln.text[len(m.group(1)) : m.end()].rstrip()
                 spaces = ln.text[len(m.group(1)) + len(marker) : m.end()] or " "
-                out.append(f"{m.group(1)}{_letter(counters[-1][1])}.{spaces}{ln.text[m.end():]}{end}")
+                out.append(f"{m.group(1)}{_letter(counters[-1][1])}.{spaces}{ln.text[m.end() :]}{end}")
                 continue
         out.append(ln.text + end)
     result = "".join(out)
@@ -137,7 +137,7 @@ needs_corpus = pytest.mark.skipif(not CORPUS, reason="../shared/provenance is ab
 @pytest.mark.parametrize("markup", list(MARKUPS))
 @pytest.mark.parametrize("case", CORPUS, ids=lambda c: c[0])
 def test_every_case_in_every_markup_gives_the_same_entries(case, markup):
-    name, summary, host, labels = case
+    _name, summary, host, labels = case
     ops = MARKUPS[markup]
     text = render(summary, host, ops)
     if "letters" in ops:
@@ -215,7 +215,7 @@ def check_invariants(text: str, host: str | None, remove: set[int], p=None) -> N
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_invariants_on_the_corpus_in_every_markup(data):
-    name, summary, host, _ = data.draw(st.sampled_from(CORPUS))
+    _name, summary, host, _ = data.draw(st.sampled_from(CORPUS))
     ops = MARKUPS[data.draw(st.sampled_from(list(MARKUPS)))]
     text = render(summary, host, ops)
     p = split_summary(text, host)
@@ -291,3 +291,46 @@ def test_invariants_on_generated_summaries_in_every_markup(text, data):
     check_invariants(text, None, remove, p)
     again = split_summary(p.render(remove), p.host)
     assert [e.text for e in again.entries] == [e.text for e in p.entries if e.id not in remove]
+
+
+# ---- the judge sees the same entries whatever the markup -----------------------------------------
+
+
+@needs_corpus
+@pytest.mark.parametrize("markup", ["bold-numbered", "md-lettered-crlf"])
+def test_the_judge_scores_every_labelled_entry_alike_in_any_markup(markup):
+    """Markup is not content: each labelled entry's score moves by at most 0.01 when the summary's
+    headings, list markers and line ends are written another way (the offline judge, shipped weights)."""
+    from sjc_mcp.cases import load_case as load
+    from sjc_mcp.cases import match_labels
+    from sjc_mcp.config import Config
+    from sjc_mcp.judges import make_judge
+    from sjc_mcp.pipeline import build_request
+
+    config = Config()
+    judge = make_judge(config)
+
+    def scores(case, text: str) -> list[float | None]:
+        p = split_summary(text, None if case.host == "generic" else case.host)
+        b = case.boundary
+        request = build_request(
+            p,
+            b.sources(),
+            config,
+            task=b.task,
+            previous_summary=b.previous_summary,
+            retained=b.retained_turns(),
+            assistant_prose=b.assistant_prose(),
+        )
+        got = {j.entry_id: j.score for j in judge.judge(request).judgments}
+        return [got.get(e.id) if e else None for e in match_labels(p, case.labels)]
+
+    n = 0
+    for path in case_files("dev"):
+        case = load(path)
+        before = scores(case, case.boundary.summary)
+        after = scores(case, render(case.boundary.summary, _host({"host": case.host}), MARKUPS[markup]))
+        for lab, x, y in zip(case.labels, before, after, strict=True):
+            assert x is not None and y is not None and abs(x - y) <= 0.01, (path.stem, lab.entry, x, y)
+            n += 1
+    assert n >= 500
