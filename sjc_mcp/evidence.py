@@ -10,6 +10,8 @@ every passage, which is what keeps a 2 MB span fast.
 
 from __future__ import annotations
 
+import heapq
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +24,8 @@ _STOP_BYTES = frozenset(w.encode() for w in STOPWORDS) | {b"\x01"}
 K1 = 1.5
 B = 0.75
 EPSILON = 0.25
+# spans of more words than this (about 400 KB of tool output) are indexed with numpy; smaller ones in Python
+NUMPY_FROM_WORDS = 50_000
 
 
 def _cut(text: str, size: int) -> list[tuple[int, int]]:
@@ -59,12 +63,11 @@ class Passage:
 class EvidenceIndex:
     """Chunks and passages of every source, with a BM25 inverted index over the passages.
 
-    Postings are flat numpy arrays grouped by term, and every posting's BM25 contribution is computed
-    once at build time, so scoring a query is a few vector additions per query word."""
+    Every posting's BM25 contribution is computed once at build time, so scoring a query adds up the
+    postings of its words. A large span's postings are flat numpy arrays grouped by term (a query is a
+    few vector additions per word); a small span's are Python lists, and numpy is not imported."""
 
     def __init__(self, sources: Sequence[Source], passage_chars: int = 300, chunk_chars: int = 2000) -> None:
-        import numpy as np
-
         self.sources = list(sources)
         self.chunks: list[Chunk] = []
         self.passages: list[Passage] = []
@@ -89,10 +92,64 @@ class EvidenceIndex:
         # separator token closes each passage. Words are the runs the regex in ``tokens`` finds.
         joined = (" \x01 ".join(pieces) + " \x01 ").encode("utf-8", "surrogatepass") if pieces else b""
         words = joined.translate(_KEEP).split()
-        n = len(self.passages)
         distinct = set(words)
         dropped = {w for w in distinct if len(w) < 2 or w in _STOP_BYTES}
-        vocab = {w.decode(): i for i, w in enumerate(distinct - dropped)}
+        self.vocab = {w.decode(): i for i, w in enumerate(distinct - dropped)}
+        self.idf: dict[str, float] = {}
+        # A small span is indexed in plain Python (no numpy to import: most hook runs judge a span of a
+        # few hundred kilobytes); a large one with numpy, in one vectorised pass. Both give the same scores.
+        self._np = len(words) > NUMPY_FROM_WORDS
+        if self._np:
+            self._build_numpy(words, dropped)
+        else:
+            self._build_python(words)
+
+    def _idf(self, n: int, df: list[int]) -> list[float]:
+        idf = [math.log(n - d + 0.5) - math.log(d + 0.5) for d in df]
+        floor = EPSILON * (sum(idf) / len(idf)) if idf else 0.0
+        return [floor if v < 0 else v for v in idf]  # rank_bm25's floor for very common words
+
+    def _build_python(self, words: list[bytes]) -> None:
+        vocab = self.vocab
+        lookup = {w.encode(): i for w, i in vocab.items()}
+        n = len(self.passages)
+        counts: list[dict[int, int]] = []
+        lens: list[int] = []
+        current: dict[int, int] = {}
+        length = 0
+        get = lookup.get
+        for w in words:
+            t = get(w)
+            if t is not None:
+                current[t] = current.get(t, 0) + 1
+                length += 1
+            elif w == b"\x01":
+                counts.append(current)
+                lens.append(length)
+                current, length = {}, 0
+        self._post: list[list[tuple[int, float]]] = [[] for _ in vocab]
+        if not n or not vocab:
+            return
+        df = [0] * len(vocab)
+        for c in counts:
+            for t in c:
+                df[t] += 1
+        idf = self._idf(n, df)
+        avgdl = sum(lens) / n
+        post = self._post
+        k1p = K1 + 1
+        for pid, c in enumerate(counts):
+            norm = K1 * (1 - B + B * lens[pid] / avgdl) if avgdl else K1
+            for t in sorted(c):
+                tf = float(c[t])
+                post[t].append((pid, idf[t] * tf * k1p / (tf + norm)))
+        self.idf = dict(zip(vocab, idf, strict=True))
+
+    def _build_numpy(self, words: list[bytes], dropped: set[bytes]) -> None:
+        import numpy as np
+
+        vocab = self.vocab
+        n = len(self.passages)
         stop, sep = len(vocab), len(vocab) + 1
         lookup = dict.fromkeys(dropped, stop)
         lookup[b"\x01"] = sep
@@ -102,19 +159,16 @@ class EvidenceIndex:
         pids = np.cumsum(is_sep) - is_sep  # the passage each word belongs to
         keep = ids < stop
         ids, pids = ids[keep], pids[keep]
-        self.vocab = vocab
         if not n or not vocab:
             self._starts = np.zeros(1, dtype=np.int64)
             self._pids = self._contrib = np.zeros(0)
-            self.idf: dict[str, float] = {}
             return
         lens = np.bincount(pids, minlength=n).astype(np.float64)
         # one posting per (word, passage), sorted by word then passage; its count is the term frequency
         pairs, tf = np.unique(ids * n + pids, return_counts=True)
         post_word, post_pid = pairs // n, pairs % n
         df = np.bincount(post_word, minlength=len(vocab))
-        idf = np.log(n - df + 0.5) - np.log(df + 0.5)
-        idf = np.where(idf < 0, EPSILON * float(idf.mean()), idf)  # rank_bm25's floor for very common words
+        idf = np.asarray(self._idf(n, df.tolist()), dtype=np.float64)
         avgdl = float(lens.mean())
         norm = K1 * (1 - B + B * lens / avgdl) if avgdl else np.full(n, K1)
         tf = tf.astype(np.float64)
@@ -125,6 +179,16 @@ class EvidenceIndex:
 
     def __len__(self) -> int:
         return len(self.passages)
+
+    def _accumulate_python(self, query: str) -> dict[int, float]:
+        acc: dict[int, float] = {}
+        get = acc.get
+        for term in tokens(query):  # a repeated word counts again, as in rank_bm25
+            t = self.vocab.get(term)
+            if t is not None:
+                for pid, c in self._post[t]:
+                    acc[pid] = get(pid, 0.0) + c
+        return acc
 
     def _accumulate(self, query: str) -> tuple[Any, Any]:
         import numpy as np
@@ -144,6 +208,8 @@ class EvidenceIndex:
         """BM25 score of every passage that shares a word with ``query`` (others score 0)."""
         if not self.passages:
             return {}
+        if not self._np:
+            return self._accumulate_python(query)
         import numpy as np
 
         acc, touched = self._accumulate(query)
@@ -155,6 +221,9 @@ class EvidenceIndex:
         of a tiny span's passages): BM25 only ranks them."""
         if not self.passages:
             return []
+        if not self._np:
+            acc = self._accumulate_python(query)
+            return heapq.nsmallest(k, acc.items(), key=lambda kv: (-kv[1], kv[0]))
         import numpy as np
 
         acc, touched = self._accumulate(query)

@@ -79,3 +79,34 @@ def test_empty_index():
     idx = EvidenceIndex([])
     assert idx.top_passages("anything") == []
     assert idx.retrieve(["a", "b"]) == ([[], []], [])
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_python_and_numpy_indexes_agree(seed, monkeypatch):
+    """A small span is indexed in plain Python, a large one with numpy: the same scores to the bit."""
+    from sjc_mcp import evidence
+
+    built = {}
+    for name, limit in (("python", 10**12), ("numpy", 0)):
+        monkeypatch.setattr(evidence, "NUMPY_FROM_WORDS", limit)
+        built[name] = EvidenceIndex(_corpus(seed))
+    assert not built["python"]._np and built["numpy"]._np
+    rnd = random.Random(seed)
+    for _ in range(30):
+        q = " ".join(rnd.choices(["pytest", "failed", "bucket", "w3", "w17", "w40", "retry", "nothing", "the"], k=4))
+        assert built["python"].scores(q) == built["numpy"].scores(q)
+        assert built["python"].top_passages(q, 3) == built["numpy"].top_passages(q, 3)
+    assert built["python"].idf == built["numpy"].idf
+
+
+def test_small_span_does_not_import_numpy():
+    code = (
+        "import sys; from sjc_mcp.evidence import EvidenceIndex; from sjc_mcp.models import Source; "
+        "ix = EvidenceIndex([Source(kind='tool_output', name='Bash', content='48 passed in 0.4s')]); "
+        "assert ix.top_passages('48 passed', 1)[0][0] == 0; print('numpy' in sys.modules)"
+    )
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
