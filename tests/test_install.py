@@ -69,8 +69,8 @@ def test_shipped_hook_files_match_what_install_writes():
     assert json.loads((hooks / "claude-code-settings.json").read_text())["hooks"] == hook_block("claude-code", "sjc")
     plugin = json.loads((hooks / "hooks.json").read_text())["hooks"]
     expected = json.loads(
-        json.dumps(hook_block("claude-code", "${CLAUDE_PLUGIN_ROOT}/hooks/sjc-hook")).replace(
-            "sjc-hook hook claude-code", "sjc-hook claude-code"
+        json.dumps(hook_block("claude-code", '"${CLAUDE_PLUGIN_ROOT}/hooks/sjc-hook"')).replace(
+            'sjc-hook\\" hook claude-code', 'sjc-hook\\" claude-code'
         )
     )
     assert plugin == expected
