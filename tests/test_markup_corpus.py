@@ -290,7 +290,11 @@ def test_invariants_on_generated_summaries_in_every_markup(text, data):
     remove = data.draw(st.sets(st.sampled_from([e.id for e in p.entries])))
     check_invariants(text, None, remove, p)
     again = split_summary(p.render(remove), p.host)
-    assert [e.text for e in again.entries] == [e.text for e in p.entries if e.id not in remove]
+    kept = [e.text for e in p.entries if e.id not in remove]
+    if again.unstructured:  # nothing left, or one block with no heading: nothing to judge again
+        assert not kept or (len(kept) == 1 and not [s for s in p.sections if s.title != "Analysis"])
+    else:
+        assert [e.text for e in again.entries] == kept
 
 
 # ---- the judge sees the same entries whatever the markup -----------------------------------------
