@@ -208,11 +208,12 @@ def summarise(records: list[dict], corrupt: list[str], config: Any = None) -> di
             "events": [r.get("event") or r.get("op") for r in recs],
         }
         totals["records"] += len(recs)
-        judged = [r for r in recs if kind(r) in ("enforced", "shadow", "judge")]
-        enforced = [r for r in judged if kind(r) == "enforced"]
+        kinds = {id(r): kind(r) for r in recs}  # each record's kind, worked out once
+        judged = [r for r in recs if kinds[id(r)] in ("enforced", "shadow", "judge")]
+        enforced = [r for r in judged if kinds[id(r)] == "enforced"]
         shown = enforced[-1] if enforced else (judged[-1] if judged else None)
         for r in recs:
-            k = kind(r)
+            k = kinds[id(r)]
             if r.get("op") == "hook" and r.get("status") in ("error", "timeout"):
                 hook_failures += 1
             if k in ("enforced", "shadow", "judge"):
@@ -221,7 +222,7 @@ def summarise(records: list[dict], corrupt: list[str], config: Any = None) -> di
                 totals["duration_ms"] += r.get("duration_ms", 0) or 0
                 if r.get("errors"):
                     judge_errors += 1
-        tools = [r for r in recs if kind(r) == "tools"]
+        tools = [r for r in recs if kinds[id(r)] == "tools"]
         if tools:
             b["tools"] = [
                 {
@@ -245,7 +246,7 @@ def summarise(records: list[dict], corrupt: list[str], config: Any = None) -> di
             ]
             totals["tool_chars_before"] += tools[-1].get("chars_before", 0) or 0
             totals["tool_chars_after"] += tools[-1].get("chars_after", 0) or 0
-        statuses = [r for r in recs if kind(r) == "status"]
+        statuses = [r for r in recs if kinds[id(r)] == "status"]
         if statuses:
             b["statuses"] = [str(r.get("status")) for r in statuses]
             b["status_errors"] = [err for r in statuses for err in r.get("errors", [])]
@@ -257,7 +258,7 @@ def summarise(records: list[dict], corrupt: list[str], config: Any = None) -> di
                 "time": r.get("time"),
                 "op": r.get("op"),
                 "mode": r.get("mode"),
-                "kind": kind(r),
+                "kind": kinds[id(r)],
                 "status": r.get("status", "judged"),
                 "pruned": r.get("pruned", 0),
                 "counted": r is shown and bool(enforced),

@@ -247,17 +247,31 @@ def append_status(path: str | os.PathLike[str], status: str, errors: list[str], 
 def read(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any] | None, str]]:
     """Yield ``(line number, record or None if corrupt, raw line)`` for every line of the log."""
     p = Path(path).expanduser()
+    fast = _fast_loads()
     with p.open("r", encoding="utf-8", errors="replace") as fh:
         for n, raw in enumerate(fh, 1):
             raw = raw.rstrip("\n")
             if not raw.strip():
                 continue
             try:
-                rec = json.loads(raw)
+                rec = fast(raw)
             except ValueError:
-                yield n, None, raw
-                continue
+                try:  # what the fast parser refuses, the standard one may still read (a lone surrogate escape)
+                    rec = json.loads(raw)
+                except ValueError:
+                    yield n, None, raw
+                    continue
             yield n, (rec if isinstance(rec, dict) else None), raw
+
+
+def _fast_loads() -> Any:
+    """``pydantic_core.from_json`` (Rust, about twice as fast on a large log; pydantic is a dependency
+    already), else ``json.loads``."""
+    try:
+        from pydantic_core import from_json
+    except ImportError:  # pragma: no cover
+        return json.loads
+    return from_json
 
 
 class Timer(contextlib.AbstractContextManager["Timer"]):
