@@ -23,11 +23,15 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sjc_mcp.errors import TranscriptError
+from sjc_mcp.hosts._cc_index import Index, Walk
+from sjc_mcp.hosts._cc_index import chain as _chain
+from sjc_mcp.hosts._cc_index import incomplete as _incomplete
+from sjc_mcp.hosts._cc_index import index as _index
+from sjc_mcp.hosts._cc_index import walk as _walk
 from sjc_mcp.hosts.base import Boundary, Item, choose
 
 _INJECTED = re.compile(
@@ -40,94 +44,8 @@ _NOTIFICATION = re.compile(r"^\s*<(task-notification|agent-notification)>")
 _SPILLED = re.compile(r"(/[^\s\"'<>]*/tool-results/[^\s\"'<>]+\.txt)")
 
 
-@dataclass
-class _Rec:
-    offset: int
-    parent: str | None
-    kind: str  # "conv" | "boundary" | "summary"
-    logical_parent: str | None = None
-    timestamp: str = ""
-    side: bool = False  # a subagent's own record (isSidechain)
-    user: bool = False  # a user record (a message or tool results)
-    msg: str | None = None  # an assistant record's API message id: one model turn's blocks share it
-
-
-@dataclass
-class _Index:
-    recs: dict[str, _Rec] = field(default_factory=dict)
-    order: list[str] = field(default_factory=list)  # uuids in file order
-    pos: dict[str, int] = field(default_factory=dict)
-    boundaries: list[str] = field(default_factory=list)  # uuids of compact_boundary records, file order
-    summaries: dict[str, str] = field(default_factory=dict)  # boundary uuid -> summary record uuid
-    queued: list[tuple[str, str]] = field(default_factory=list)  # (timestamp, content) of enqueued messages
-    answers: dict[str, list[str]] = field(default_factory=dict)  # tool_use id -> uuids of records with its result
-    turns: dict[str, list[str]] = field(default_factory=dict)  # API message id -> uuids of its assistant records
-    session_id: str | None = None
-    bad_lines: int = 0
-
-
 def looks_like(first: dict[str, Any]) -> bool:
     return "parentUuid" in first or first.get("type") in ("file-history-snapshot", "queue-operation")
-
-
-def _index(path: Path) -> _Index:
-    idx = _Index()
-    last_boundary: str | None = None
-    with path.open("rb") as fh:
-        offset = 0
-        for raw in fh:
-            here = offset
-            offset += len(raw)
-            if b'"uuid"' not in raw and b"queue-operation" not in raw:
-                continue
-            try:
-                rec = json.loads(raw)
-            except ValueError:
-                idx.bad_lines += 1  # a half-written last line, or damage: skip it
-                continue
-            if not isinstance(rec, dict):
-                continue
-            if rec.get("type") == "queue-operation":
-                if rec.get("operation") == "enqueue" and isinstance(rec.get("content"), str):
-                    idx.queued.append((rec.get("timestamp", ""), rec["content"]))
-                continue
-            uuid = rec.get("uuid")
-            if not isinstance(uuid, str):
-                continue
-            idx.session_id = idx.session_id or rec.get("sessionId")
-            idx.pos[uuid] = len(idx.order)
-            idx.order.append(uuid)
-            if rec.get("type") == "system" and rec.get("subtype") == "compact_boundary":
-                idx.recs[uuid] = _Rec(here, None, "boundary", rec.get("logicalParentUuid"), rec.get("timestamp", ""))
-                idx.boundaries.append(uuid)
-                last_boundary = uuid
-            elif rec.get("isCompactSummary"):
-                idx.recs[uuid] = _Rec(here, rec.get("parentUuid"), "summary", None, rec.get("timestamp", ""))
-                parent = rec.get("parentUuid")
-                owner = parent if parent in idx.recs and idx.recs[parent].kind == "boundary" else last_boundary
-                if owner and owner not in idx.summaries:
-                    idx.summaries[owner] = uuid
-            else:
-                side = bool(rec.get("isSidechain"))
-                user = rec.get("type") == "user"
-                msg = rec.get("message")
-                mid = msg.get("id") if rec.get("type") == "assistant" and isinstance(msg, dict) else None
-                mid = mid if isinstance(mid, str) and not side else None
-                idx.recs[uuid] = _Rec(
-                    here, rec.get("parentUuid"), "conv", None, rec.get("timestamp", ""), side, user, mid
-                )
-                if mid is not None:
-                    idx.turns.setdefault(mid, []).append(uuid)
-                if user and not side and b'"tool_result"' in raw:
-                    _note_answers(idx, uuid, rec)
-    return idx
-
-
-def _note_answers(idx: _Index, uuid: str, rec: dict[str, Any]) -> None:
-    content = (rec.get("message") or {}).get("content")
-    for b in content if isinstance(content, list) else []:
-        if isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
-            idx.answers.setdefault(b["tool_use_id"], []).append(uuid)
 
 
 def _read_at(fh: Any, offset: int) -> dict[str, Any]:
@@ -223,64 +141,14 @@ def _items(rec: dict[str, Any], session_dir: Path) -> list[Item]:
     return out
 
 
-def _before(idx: _Index, uuid: str) -> str | None:
-    """The main-conversation record written just before ``uuid`` (sidechain records skipped)."""
-    i = idx.pos.get(uuid, 0) - 1
-    while i >= 0 and idx.recs[idx.order[i]].side:
-        i -= 1
-    return idx.order[i] if i >= 0 else None
-
-
-@dataclass
-class _Walk:
-    uuids: list[str]  # the span's records on the chain, oldest first
-    previous: str | None  # the summary record that opened the span (the previous compaction's), if any
-    dangling: str | None  # the parent, not in the file, of the span's first record: it starts mid-session
-
-
-def _chain(idx: _Index, boundary: str) -> _Walk:
-    """The chain from the start of the span to the boundary.
-
-    Real transcripts have holes: a parent that was never written. Where the chain breaks, it goes on
-    from the record written just before the orphan, so a hole never cuts the span short; an orphan
-    with nothing before it is where the file starts, mid-session."""
-    start = idx.recs[boundary].logical_parent
-    return _walk(idx, start if start in idx.recs else _before(idx, boundary))
-
-
-def _walk(idx: _Index, cur: str | None) -> _Walk:
-    out: list[str] = []
-    seen: set[str] = set()
-    previous: str | None = None
-    dangling: str | None = None
-    while cur and cur not in seen:
-        seen.add(cur)
-        r = idx.recs[cur]
-        if r.kind == "summary":
-            previous = cur
-            break
-        if r.kind == "boundary":
-            break
-        out.append(cur)
-        parent = r.parent
-        if parent is not None and parent not in idx.recs:
-            hole = _before(idx, cur)
-            if hole is None:
-                dangling = parent
-            parent = hole
-        cur = parent
-    out.reverse()
-    return _Walk(out, previous, dangling)
-
-
-def _read_items(idx: _Index, fh: Any, uuid: str, session_dir: Path) -> list[Item]:
+def _read_items(idx: Index, fh: Any, uuid: str, session_dir: Path) -> list[Item]:
     try:
         return _items(_read_at(fh, idx.recs[uuid].offset), session_dir)
     except ValueError:
         return []
 
 
-def _span(idx: _Index, fh: Any, walk: _Walk, session_dir: Path) -> list[Item]:
+def _span(idx: Index, fh: Any, walk: Walk, session_dir: Path) -> list[Item]:
     """The items of the walked records, and what branches off the chain that the model saw: the other
     blocks of a model turn on the chain (a second parallel call whose sibling carries the chain on),
     and the result of every call that is not on the chain, put before the next user record after its
@@ -328,12 +196,6 @@ def _span(idx: _Index, fh: Any, walk: _Walk, session_dir: Path) -> list[Item]:
         if it.role == "tool_output" and it.name is None and it.call_id in names:
             it.name = names[it.call_id]
     return span
-
-
-def _incomplete(walk: _Walk) -> str | None:
-    if walk.previous is None and walk.dangling is not None:
-        return "the transcript starts mid-session (the parent of its first record is not in the file)"
-    return None
 
 
 def count_boundaries(path: str | Path) -> int:
