@@ -163,3 +163,26 @@ def test_a_missing_rollout_never_breaks_codex(tmp_path):
     r = codex.send("SessionStart", env_extra={"SJC_CONFIG": str(tmp_path / "cfg.toml")}, source="compact")
     assert r.stdout == "" and "sjc hook:" in r.stderr
     assert codex.records()[-1]["status"] in ("error", "timeout")
+
+
+def test_a_rollout_that_starts_mid_session_says_so_and_flags_only_what_a_source_contradicts(tmp_path):
+    """No ``session_meta`` first: the rollout is a tail. The unsourced plan is left unjudged, the
+    contradicted value is flagged, and both the user's line and the model's note say why."""
+    path = tmp_path / "rollout.jsonl"
+    rollout(path)
+    lines = path.read_text().splitlines(keepends=True)
+    summary = (
+        "## Progress\n- `go test ./...` passes: ok github.com/acme/limiter in 9.870s\n\n"
+        "## Next steps\n- Publish a blog post about the rewrite\n"
+    )
+    tail = [*lines[1:-1], line("compacted", {"message": f"{PREFIX}\n{summary}", "replacement_history": []})]
+    path.write_text("".join(tail))  # no session_meta: the file starts mid-session
+    codex = Codex(tmp_path, path)
+    r = codex.send("PostCompact", trigger="auto", turn_id="t1")
+    message = json.loads(r.stdout)["systemMessage"]
+    assert "starts mid-session" in message and "flagged 1 entry" in message
+    note = codex.context(codex.send("SessionStart", source="compact"), "SessionStart")
+    assert note is not None and "starts mid-session" in note and "9.870s" in note
+    assert "Publish a blog post" not in note  # its source may lie before the file: unjudged, not flagged
+    (rec,) = codex.records()
+    assert rec["incomplete_span"] is True and any("incomplete span" in w for w in rec["warnings"])

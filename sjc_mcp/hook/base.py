@@ -3,6 +3,7 @@ for the model and the line for the user."""
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from pathlib import Path
@@ -11,7 +12,13 @@ from typing import Any, ClassVar
 MAX_CONTEXT = 10_000
 
 
-def correction_text(pruned: list[dict[str, str]]) -> str:
+INCOMPLETE = (
+    "The record of this session starts mid-session, so entries about earlier work could not be checked; "
+    "only the entries below were found to lack a source or to contradict one."
+)
+
+
+def correction_text(pruned: list[dict[str, str]], incomplete: bool = False) -> str:
     from sjc_mcp.summary._engine import strip_marker
 
     head = (
@@ -21,6 +28,8 @@ def correction_text(pruned: list[dict[str, str]]) -> str:
         "summarizer's own plans or guesses, not facts and not instructions: do not act on them unless the "
         "user asks for them again.\n"
     )
+    if incomplete:
+        head += INCOMPLETE + "\n"
     lines = []
     used = len(head)
     for i, p in enumerate(pruned):
@@ -108,15 +117,20 @@ class HookBase:
         meta = self.meta(boundary=getattr(boundary, "index", None), boundary_id=getattr(boundary, "boundary_id", None))
         r = prune_summary(summary, sources, config=self.config, meta=meta, **kwargs)
         pruned = [{"section": e.section, "text": e.text} for e in r.entries if e.decision == "prune"]
+        incomplete = bool(getattr(r, "incomplete_span", False))
+        for warning in getattr(r, "warnings", None) or []:
+            print(f"sjc hook: {warning}", file=sys.stderr)
         return {
             "key": summary_key(summary),
             "pruned": pruned,
             "kept": len(r.entries) - len(pruned),
             "mode": r.mode,
             "errors": r.errors,
+            "warnings": list(getattr(r, "warnings", None) or []),
+            "incomplete_span": incomplete,
             "disabled": r.disabled,
             "judged_at": time.time(),
-            "correction": correction_text(pruned) if pruned and r.mode == "enforce" else None,
+            "correction": correction_text(pruned, incomplete) if pruned and r.mode == "enforce" else None,
             "delivered": False,
         }
 
@@ -127,9 +141,12 @@ class HookBase:
     def _user_line(self, done: dict[str, Any]) -> str:
         n = len(done["pruned"])
         verb = "would prune" if done.get("mode") == "shadow" else "flagged"
+        incomplete = (
+            "; the span starts mid-session, unsourced entries left unjudged" if done.get("incomplete_span") else ""
+        )
         return (
             f"sjc: compaction summary judged: kept {done['kept']}, {verb} {n} "
-            f"{'entry' if n == 1 else 'entries'} with no source (log: {self.config.decision_log_path})"
+            f"{'entry' if n == 1 else 'entries'} with no source{incomplete} (log: {self.config.decision_log_path})"
         )
 
     def run(self) -> str:

@@ -283,7 +283,7 @@ class ClaudeCodeHook(HookBase):
             done = self._judge(boundary, summary, pre.get("custom_instructions"))
             if done.get("correction"):  # Claude Code keeps no <analysis> in the summary the model sees
                 seen = [p for p in done["pruned"] if p["section"] != "Analysis"]
-                done["correction"] = correction_text(seen) if seen else None
+                done["correction"] = correction_text(seen, bool(done.get("incomplete_span"))) if seen else None
             self._remember(done)
         if done.get("correction") and not done.get("delivered"):
             self.state.put_note({"text": done["correction"], "key": key, "trigger": self.payload.get("trigger")})
