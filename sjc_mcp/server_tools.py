@@ -57,6 +57,10 @@ class JudgeOut(BaseModel):
     judge: dict[str, str]
     mode: str
     errors: list[str]
+    warnings: list[str] = Field(default_factory=list, description="what the caller should know: nothing lost, why")
+    unstructured: bool = Field(False, description="no entries found: nothing judged, the summary returned as written")
+    incomplete_span: bool = Field(False, description="the span starts mid-session: unsourced entries left unjudged")
+    guarded: bool = Field(False, description="pruning would pass max_prune_share: the summary kept whole")
 
 
 class PruneOut(JudgeOut):
@@ -131,6 +135,19 @@ Messages = Annotated[
 ]
 
 _READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
+
+
+def _common(r: pipeline.JudgeResult) -> dict[str, Any]:
+    return {
+        "threshold": r.threshold,
+        "judge": r.judge.model_dump(),
+        "mode": r.mode,
+        "errors": r.errors,
+        "warnings": r.warnings,
+        "unstructured": r.unstructured,
+        "incomplete_span": r.incomplete_span,
+        "guarded": r.guarded,
+    }
 
 
 def _entries(result: pipeline.JudgeResult) -> list[EntryOut]:
@@ -253,9 +270,7 @@ def create_server(
         """Score every entry of a compaction summary: does it carry information from a tool output, a
         user message or the previous summary, rather than only plans or readings of the task?"""
         r = run("judge", locals())
-        return JudgeOut(
-            entries=_entries(r), threshold=r.threshold, judge=r.judge.model_dump(), mode=r.mode, errors=r.errors
-        )
+        return JudgeOut(entries=_entries(r), **_common(r))
 
     @server.tool(annotations=_READ_ONLY, structured_output=True)
     def prune_summary(
@@ -275,10 +290,7 @@ def create_server(
         assert isinstance(r, pipeline.PruneResult)
         return PruneOut(
             entries=_entries(r),
-            threshold=r.threshold,
-            judge=r.judge.model_dump(),
-            mode=r.mode,
-            errors=r.errors,
+            **_common(r),
             pruned_summary=r.pruned_summary,
             removed=r.removed,
             kept=r.kept,

@@ -556,7 +556,8 @@ def test_a_quoted_prompt_is_not_a_compaction(proxy, upstream, case):
     assert len(proxy.log()) == before
 
 
-def test_codex_metadata_marks_a_compaction_whatever_its_prompt_says(proxy, upstream):
+def test_codex_metadata_marks_a_compaction_whatever_its_prompt_says(own_proxy, upstream):
+    proxy = own_proxy
     upstream.summary = CODEX_SUMMARY
     client = openai.OpenAI(base_url=proxy.url + "/v1", api_key="sk-test", max_retries=0)
     r = client.responses.create(
@@ -569,6 +570,8 @@ def test_codex_metadata_marks_a_compaction_whatever_its_prompt_says(proxy, upstr
     # the fake answers a prompt it does not know with one plain sentence: no structure, so it is kept whole
     assert rec["boundary_id"] == "codex-window:reworded:3" and rec["status"] == "unstructured"
     assert r.output_text == upstream.plain
+    (line,) = stderr_of(proxy)
+    assert "recognised; unstructured: nothing judged" in line
 
 
 def test_server_side_compaction_passes_through_and_says_nothing_can_be_pruned(own_proxy, upstream):

@@ -133,6 +133,10 @@ def test_mcp_tools_return_what_they_cannot_read_unchanged(tmp_path):
         assert r.structured_content["removed"] == 0
     assert out[0].structured_content["entries"] == [] and out[3].structured_content["entries"] == []
     assert len(out[2].structured_content["entries"]) == 3  # judged, and kept whole by the guard
+    # the caller is told in the result, not only on the server's stderr
+    assert out[0].structured_content["unstructured"] is True and out[3].structured_content["unstructured"] is True
+    assert out[2].structured_content["guarded"] is True and not out[2].structured_content["unstructured"]
+    assert any("unstructured" in w for w in out[0].structured_content["warnings"])
     err = (tmp_path / "server.err").read_text()
     assert err.count("unstructured: nothing judged") == 3 and "guard: pruning would remove 3 of 3" in err
     statuses = [(r["op"], r["status"]) for r in records(tmp_path)]

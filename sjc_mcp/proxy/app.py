@@ -129,6 +129,10 @@ def judge_answer(
         "would_remove": sum(e.decision == "prune" for e in result.entries),
         "unjudged": sum(e.decision == "unjudged" for e in result.entries),
         "mode": result.mode,
+        "unstructured": result.unstructured,
+        "guarded": result.guarded,
+        "incomplete_span": result.incomplete_span,
+        "warnings": result.warnings,
     }
     if result.pruned_summary == summary:
         return None, info
@@ -141,8 +145,17 @@ def outcome_line(info: dict[str, Any]) -> str:
         return "recognised; sjc is switched off (kill switch or SJC_DISABLE), the answer was returned unchanged"
     if info.get("status") == "nothing":
         return f"recognised; nothing to judge: {info.get('note')}"
+    if info.get("unstructured"):
+        return "recognised; unstructured: nothing judged, the summary was returned as written"
+    if info.get("guarded"):
+        return (
+            f"recognised, judged; kept whole: pruning {info.get('would_remove', 0)} of {info.get('entries', 0)} "
+            "entries would pass max_prune_share"
+        )
     n, m = info.get("removed", 0), info.get("entries", 0)
     extra = f", {info['unjudged']} unjudged (kept)" if info.get("unjudged") else ""
+    if info.get("incomplete_span"):
+        extra += "; the span starts mid-session"
     if info.get("mode") == "shadow":
         return f"recognised, judged, shadow mode: would prune {info.get('would_remove', 0)} of {m} entries{extra}"
     return f"recognised, judged, pruned {n} of {m} entries{extra}"
