@@ -10,6 +10,7 @@ from sjc_mcp.judges._signals_reason import Finding, Places
 from sjc_mcp.judges._signals_text import (
     CONSTRAINT,
     INFERENCE,
+    WORD3,
     anchors,
     claimed_kinds,
     found,
@@ -18,7 +19,7 @@ from sjc_mcp.judges._signals_text import (
 )
 from sjc_mcp.judges._signals_values import Probe, contradiction, probes, test_count_conflict, unsourced_counts
 from sjc_mcp.models import Chunk, JudgeRequest, Source
-from sjc_mcp.text import is_forward_section
+from sjc_mcp.text import STOPWORDS, is_forward_section
 
 FEATURES = (
     # how much of the entry the evidence retrieved for it states
@@ -50,23 +51,30 @@ class Span:
 
     def __init__(self, request: JudgeRequest) -> None:
         self.chunks = {c.id: c for c in request.evidence}
-        self.lines = {
-            cid: [(ln, words(ln)) for ln in c.text.splitlines() if ln.strip()] for cid, c in self.chunks.items()
-        }
+        # ``words`` of every non-blank line, the chunk lower-cased once (its lines are the lines of the
+        # lower-cased chunk: lower-casing neither makes nor removes a line break)
+        find, stop = WORD3.findall, STOPWORDS
+        self.lines = {}
+        for cid, c in self.chunks.items():
+            lowered = c.text.lower().splitlines()
+            self.lines[cid] = [
+                (ln, set(find(low)) - stop) for ln, low in zip(c.text.splitlines(), lowered, strict=True) if ln.strip()
+            ]
         self.words = {cid: set().union(*(w for _, w in lines)) for cid, lines in self.lines.items()}
         self.n_docs = max(1, len(self.chunks))
-        self.df: dict[str, int] = {}
+        df: dict[str, int] = {}
+        get = df.get
         for ws in self.words.values():
             for w in ws:
-                self.df[w] = self.df.get(w, 0) + 1
+                df[w] = get(w, 0) + 1
+        self.df = df
         self.windows: dict[int, list[set[str]]] = {}
         for cid, lines in self.lines.items():
             ws = [w for _, w in lines]
-            self.windows[cid] = (
-                [ws[i] | ws[i + 1] | ws[i + 2] for i in range(len(ws) - 2)]
-                if len(ws) > 2
-                else ([set().union(*ws)] if ws else [])
-            )
+            if len(ws) > 2:
+                self.windows[cid] = [a | b | c for a, b, c in zip(ws, ws[1:], ws[2:], strict=False)]
+            else:
+                self.windows[cid] = [set().union(*ws)] if ws else []
         self.all_text = "\n".join(c.text for c in request.evidence)
         sources: list[Source] = list(request.sources)
         if not sources:  # a request built without its sources: the pooled chunks stand in
@@ -124,7 +132,7 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
     prose_best = max(span.prose, key=lambda p: cov(p[1]), default=None)
     prose_cov = cov(prose_best[1]) if prose_best else 0.0
     an = anchors(text)
-    hits = sum(1 for a in an if a in span.all_text and found(a, span.all_text))
+    hits = sum(1 for a in an if found(a, span.all_text))  # found() searches once: no `in` test first
 
     def later(p: Probe, i: int) -> bool:
         return span.stated_later(p, chunks[mine[i]].source if i >= 0 else -1)

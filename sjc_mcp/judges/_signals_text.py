@@ -17,7 +17,7 @@ _QUOTED = re.compile(r"\"([^\"\n]{3,120})\"")
 # one maximal run of identifier characters (a char-class run: linear)
 _RUN = re.compile(r"[A-Za-z0-9_$@#~+./:\-]+")
 _CAMEL = re.compile(r"[a-z][A-Z]")
-_WORD = re.compile(r"[a-z0-9]{3,}")
+_WORD = WORD3 = re.compile(r"[a-z0-9]{3,}")
 # a number standing on its own: not part of a word, a version or a dotted identifier
 NUM = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\w,]|\.\d)")
 MARKER = re.compile(r"^[\s>*+\-\d.)]*(?:\[[ xX]\]\s*)?")
