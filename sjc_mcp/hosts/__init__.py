@@ -32,7 +32,7 @@ def detect(path: str | Path) -> str:
     for line in text.splitlines()[:50]:
         try:
             rec = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(rec, dict):
             records.append(rec)

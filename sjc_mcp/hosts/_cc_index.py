@@ -33,6 +33,7 @@ class Index:
     order: list[str] = field(default_factory=list)  # uuids in file order
     pos: dict[str, int] = field(default_factory=dict)
     boundaries: list[str] = field(default_factory=list)  # uuids of compact_boundary records, file order
+    malformed: int = 0  # records skipped because they cannot be what they claim to be
     summaries: dict[str, str] = field(default_factory=dict)  # boundary uuid -> summary record uuid
     queued: list[tuple[str, str]] = field(default_factory=list)  # (timestamp, content) of enqueued messages
     answers: dict[str, list[str]] = field(default_factory=dict)  # tool_use id -> uuids of records with its result
@@ -53,7 +54,7 @@ def index(path: Path) -> Index:
                 continue
             try:
                 rec = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):
                 idx.bad_lines += 1  # a half-written last line, or damage: skip it
                 continue
             if not isinstance(rec, dict):
@@ -73,6 +74,11 @@ def index(path: Path) -> Index:
                 idx.boundaries.append(uuid)
                 last_boundary = uuid
             elif rec.get("isCompactSummary"):
+                msg = rec.get("message")
+                body = msg.get("content") if isinstance(msg, dict) else None
+                if not (isinstance(body, str) and body.strip()) and not (isinstance(body, list) and body):
+                    idx.malformed += 1  # a summary record with no summary in it: skipped, counted
+                    continue
                 idx.recs[uuid] = Rec(here, rec.get("parentUuid"), "summary", None, rec.get("timestamp", ""))
                 parent = rec.get("parentUuid")
                 owner = parent if parent in idx.recs and idx.recs[parent].kind == "boundary" else last_boundary

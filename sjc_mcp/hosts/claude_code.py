@@ -144,7 +144,7 @@ def _items(rec: dict[str, Any], session_dir: Path) -> list[Item]:
 def _read_items(idx: Index, fh: Any, uuid: str, session_dir: Path) -> list[Item]:
     try:
         return _items(_read_at(fh, idx.recs[uuid].offset), session_dir)
-    except ValueError:
+    except (ValueError, RecursionError):
         return []
 
 

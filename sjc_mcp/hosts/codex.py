@@ -53,7 +53,7 @@ def _output_text(output: Any) -> tuple[str, bool]:
     if output.startswith("{"):
         try:
             obj = json.loads(output)
-        except ValueError:
+        except (ValueError, RecursionError):
             obj = None
         if isinstance(obj, dict) and "output" in obj:
             text = obj["output"] if isinstance(obj["output"], str) else json.dumps(obj["output"])
@@ -112,7 +112,7 @@ def _lines(path: Path):
         for raw in fh:
             try:
                 rec = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(rec, dict):
                 yield rec

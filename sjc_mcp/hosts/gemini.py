@@ -51,13 +51,13 @@ def _messages(path: Path) -> list[dict[str, Any]]:
             obj = json.loads(raw)
             if isinstance(obj, dict) and isinstance(obj.get("messages"), list):
                 return [m for m in obj["messages"] if isinstance(m, dict)]
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     out = []
     for line in raw.splitlines():
         try:
             m = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(m, dict) and "messages" not in m:
             out.append(m)

@@ -36,13 +36,13 @@ def _records(path: Path) -> list[dict[str, Any]]:
         try:
             data = json.loads(raw)
             return [d for d in data if isinstance(d, dict)]
-        except ValueError:
+        except (ValueError, RecursionError):
             raise TranscriptError(f"{path}: not valid JSON") from None
     out = []
     for line in raw.splitlines():
         try:
             d = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(d, dict):
             out.append(d.get("message") if isinstance(d.get("message"), dict) and "role" in d["message"] else d)
