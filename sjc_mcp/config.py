@@ -122,7 +122,6 @@ class Config(_Table):
             "~/.claude/projects",
             os.path.join(os.environ.get("CODEX_HOME") or "~/.codex", "sessions"),  # where Codex keeps rollouts
             "~/.gemini/tmp",
-            ".",
         ]
     )
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig.model_construct)

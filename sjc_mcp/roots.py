@@ -30,4 +30,16 @@ def check_allowed(path: str, config: Config, cwd: str | None = None) -> Path:
             f"transcript {target} is outside the allowed roots ({shown}); add its folder to "
             f"allowed_roots in the config to allow it"
         )
+    if target.exists() and not target.is_file():  # a FIFO or device would hang the reader; a folder is no file
+        raise InputError(f"transcript {target} is not a regular file")
     return target
+
+
+def within(path: Path, config: Config, cwd: str | None = None) -> bool:
+    """Whether ``path`` (symlinks resolved) lies under one of the allowed roots: for files a transcript
+    points to, such as Claude Code's spilled ``tool-results/*.txt``."""
+    try:
+        check_allowed(str(path), config, cwd)
+    except InputError:
+        return False
+    return True

@@ -45,3 +45,59 @@ def test_prune_refuses_what_is_not_a_regular_file_at_once(target, tmp_path):
     r = run("prune", "--summary", str(path), home=tmp_path, timeout=10)  # a hang fails by the timeout
     assert r.returncode == 2
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def test_mcp_transcript_faults_are_one_line_tool_errors_never_a_hang(tmp_path):
+    """A FIFO under an allowed root, a NUL byte, /proc, and the server's own working folder (not a
+    default root) each come back at once as a tool error naming the problem."""
+    import anyio
+    from mcp import ClientSession
+
+    from tests.test_server import _session
+
+    root = tmp_path / "projects"
+    root.mkdir()
+    fifo = root / "pipe.jsonl"
+    os.mkfifo(fifo)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'allowed_roots = ["{root}"]\n')
+    cwd_file = tmp_path / "here.jsonl"
+    cwd_file.write_text("{}\n")
+
+    async def go(s: ClientSession):
+        out = {}
+        for name, path in [("fifo", str(fifo)), ("nul", f"{root}/a\x00b.jsonl"), ("proc", "/proc/self/environ")]:
+            with anyio.fail_after(20):
+                out[name] = await s.call_tool("judge_summary", {"transcript_path": path})
+        return out
+
+    out = anyio.run(lambda: _session(tmp_path, go, SJC_CONFIG=str(cfg)))
+    for name, r in out.items():
+        assert r.is_error, name
+        text = r.content[0].text
+        assert "Traceback" not in text and len(text.splitlines()) == 1, (name, text)
+    assert "not a regular file" in out["fifo"].content[0].text
+    assert "outside the allowed roots" in out["proc"].content[0].text
+
+    from sjc_mcp.config import Config
+    from sjc_mcp.errors import InputError
+    from sjc_mcp.roots import check_allowed
+
+    with pytest.raises(InputError, match="outside the allowed roots"):  # defaults: not the working folder
+        check_allowed(str(cwd_file), Config(), cwd=str(tmp_path))
+    with pytest.raises(InputError, match="outside the allowed roots"):
+        check_allowed("/etc/passwd", Config(), cwd="/")
+
+
+def test_a_spilled_tool_result_symlinked_out_of_the_session_folder_is_not_read(tmp_path):
+    from sjc_mcp.hosts.claude_code import _tool_result_text as _tool_text
+
+    session_dir = tmp_path / "session"
+    (session_dir / "tool-results").mkdir(parents=True)
+    secret = tmp_path / "outside.txt"
+    secret.write_text("SECRET-OUTSIDE-THE-ROOTS")
+    (session_dir / "tool-results" / "big.txt").symlink_to(secret)
+    (session_dir / "tool-results" / "ok.txt").write_text("SPILLED-INSIDE")
+    spilled = "Output too large, saved to /Users/x/.claude/projects/p/s/tool-results/{}.txt"
+    assert "SECRET-OUTSIDE" not in _tool_text({"content": spilled.format("big")}, {}, session_dir)
+    assert "SPILLED-INSIDE" in _tool_text({"content": spilled.format("ok")}, {}, session_dir)

@@ -41,6 +41,7 @@ _INJECTED = re.compile(
 )
 _SHELL_OUTPUT = re.compile(r"^\s*<bash-(stdout|stderr)>")  # output of a command the user ran with "!"
 _NOTIFICATION = re.compile(r"^\s*<(task-notification|agent-notification)>")
+SPILL_LIMIT = 20_000_000
 _SPILLED = re.compile(r"(/[^\s\"'<>]*/tool-results/[^\s\"'<>]+\.txt)")
 
 
@@ -82,9 +83,11 @@ def _tool_result_text(block: dict[str, Any], record: dict[str, Any], session_dir
     m = _SPILLED.search(text)
     if m:  # a result too large for the transcript was written next to it
         local = session_dir / "tool-results" / Path(m.group(1)).name
-        try:
-            if local.is_file():
-                text = text + "\n" + local.read_text(encoding="utf-8", errors="replace")
+        try:  # only a regular file inside the session's own folder, symlinks resolved: never one elsewhere
+            real = local.resolve()
+            if session_dir.resolve() in real.parents and real.is_file():
+                with real.open("rb") as fh:
+                    text = text + "\n" + fh.read(SPILL_LIMIT).decode("utf-8", errors="replace")
         except OSError:
             pass
     return text
