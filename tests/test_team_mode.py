@@ -201,7 +201,9 @@ def test_codex_over_http_with_the_readme_block(tmp_path):
         cx = Codex(tmp_path / "cx")
         for token in (TOKEN, "not-the-team-token"):
             with FakeModel(big_usage=300) as fake:
-                cx.write_config(fake.base_url + "/v1", extra="\n" + CODEX_BLOCK.replace(CODEX_URL, url))
+                cx.write_config(
+                    fake.base_url + "/v1", extra="\n" + CODEX_BLOCK.replace(CODEX_URL, url), compact_limit=150_000
+                )
                 r = cx.run(f"{codex_fake.MCP_TRIGGER} inline", env={"SJC_MCP_TOKEN": token, "SJC_USER": "bob"})
                 seen[token] = (r.returncode, fake.tags(), r.stderr[-2000:])
     rc, tags, err = seen[TOKEN]

@@ -27,6 +27,9 @@ from codex_harness import Codex
 from tests.conftest import ROOT
 
 PLACEHOLDER = "/path/to/sjc-mcp/.venv/bin/sjc-mcp"
+# these runs are about the tools, not compaction: Codex counts the tool result into its token estimate, so
+# a limit near the fake's reported usage would compact after a long tool result
+NO_COMPACTION = 150_000
 # The README's Codex block, verified here as written (only the command path is filled in).
 README_BLOCK = f"""\
 [mcp_servers.sjc]
@@ -77,7 +80,7 @@ def test_readme_block_gives_the_model_the_sjc_tools_on_its_first_turn(session: d
     cx: Codex = session["cx"]
     cx.decision_log.unlink(missing_ok=True)
     with FakeModel(big_usage=300) as fake:
-        cx.write_config(fake.base_url + "/v1", extra=block())
+        cx.write_config(fake.base_url + "/v1", extra=block(), compact_limit=NO_COMPACTION)
         r = cx.run(f"{fake_model.MCP_TRIGGER} inline")
         assert r.returncode == 0, r.stderr[-2000:]
         first = fake.responses()[0]
@@ -95,7 +98,7 @@ def test_transcript_path_in_codex_home_is_allowed(session: dict[str, Any]) -> No
     """allowed_roots follow CODEX_HOME (here outside HOME), which reaches the server through env_vars."""
     cx: Codex = session["cx"]
     with FakeModel(big_usage=300) as fake:
-        cx.write_config(fake.base_url + "/v1", extra=block())
+        cx.write_config(fake.base_url + "/v1", extra=block(), compact_limit=NO_COMPACTION)
         r = cx.run(f"{fake_model.MCP_TRIGGER} transcript_path={session['rollout']}")
         assert r.returncode == 0, r.stderr[-2000:]
         (res,) = tool_results(fake)
@@ -109,7 +112,7 @@ def test_kill_switch_set_for_codex_reaches_the_server(session: dict[str, Any]) -
     cx: Codex = session["cx"]
     cx.decision_log.unlink(missing_ok=True)
     with FakeModel(big_usage=300) as fake:
-        cx.write_config(fake.base_url + "/v1", extra=block())
+        cx.write_config(fake.base_url + "/v1", extra=block(), compact_limit=NO_COMPACTION)
         r = cx.run(f"{fake_model.MCP_TRIGGER} inline", env={"SJC_DISABLE": "1"})
         assert r.returncode == 0, r.stderr[-2000:]
         (res,) = tool_results(fake)
@@ -124,7 +127,7 @@ def test_without_env_vars_the_server_sees_none_of_codex_environment(session: dic
     cx.decision_log.unlink(missing_ok=True)
     bare = "\n".join(ln for ln in README_BLOCK.splitlines() if not ln.startswith(("env_vars", " ")))
     with FakeModel(big_usage=300) as fake:
-        cx.write_config(fake.base_url + "/v1", extra=block(bare + "\n"))
+        cx.write_config(fake.base_url + "/v1", extra=block(bare + "\n"), compact_limit=NO_COMPACTION)
         r = cx.run(f"{fake_model.MCP_TRIGGER} inline", env={"SJC_DISABLE": "1"})
         assert r.returncode == 0, r.stderr[-2000:]
         (res,) = tool_results(fake)
@@ -149,7 +152,7 @@ def test_required_makes_codex_wait_for_a_slow_server(session: dict[str, Any], tm
         if not required:
             text = text.replace("required = true\n", "")
         with FakeModel(big_usage=300) as fake:
-            cx.write_config(fake.base_url + "/v1", extra="\n" + text)
+            cx.write_config(fake.base_url + "/v1", extra="\n" + text, compact_limit=NO_COMPACTION)
             r = cx.run(f"{fake_model.MCP_TRIGGER} inline")
             assert r.returncode == 0, r.stderr[-2000:]
             seen[required] = fake.tags()[0]
