@@ -155,8 +155,11 @@ class Config(_Table):
         """Why sjc is switched off right now, or None."""
         if self.disabled_by_env:
             return "SJC_DISABLE=1"
-        if self.kill_switch_path.exists():
-            return f"kill switch {self.kill_switch_path}"
+        try:
+            if self.kill_switch_path.exists():
+                return f"kill switch {self.kill_switch_path}"
+        except OSError as exc:  # cannot tell whether the switch is set: stay off, the safe side
+            return f"kill switch {self.kill_switch_path} cannot be checked ({exc.strerror or exc})"
         return None
 
     def digest(self) -> str:

@@ -18,9 +18,11 @@ one is derived from the judged entries (``h:`` and a hash of their sections and 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
+import stat
 import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -154,8 +156,12 @@ def append(path: str | os.PathLike[str], record: dict[str, Any]) -> dict[str, An
     """
     p = Path(path).expanduser()
     p.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(p, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+    # O_NONBLOCK: a FIFO or device in the log's place must not hang the writer; it is refused below
+    fd = os.open(p, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK, 0o600)
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, f"{p} is not a regular file")
+        os.set_blocking(fd, True)
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX)
         rec = dict(record)

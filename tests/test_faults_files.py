@@ -8,7 +8,9 @@ import subprocess
 
 import pytest
 
-from tests.conftest import sjc_exe
+from tests.conftest import ROOT, sjc_exe
+
+ROOT_EX = ROOT / "examples"
 
 
 def run(*args: str, home, timeout: float = 20) -> subprocess.CompletedProcess[str]:
@@ -101,3 +103,48 @@ def test_a_spilled_tool_result_symlinked_out_of_the_session_folder_is_not_read(t
     spilled = "Output too large, saved to /Users/x/.claude/projects/p/s/tool-results/{}.txt"
     assert "SECRET-OUTSIDE" not in _tool_text({"content": spilled.format("big")}, {}, session_dir)
     assert "SPILLED-INSIDE" in _tool_text({"content": spilled.format("ok")}, {}, session_dir)
+
+
+def test_a_decision_log_that_is_a_fifo_never_hangs_and_the_summary_comes_back(tmp_path):
+    log = tmp_path / "log.fifo"
+    os.mkfifo(log)
+    summary = (ROOT_EX / "summary.md").read_text()
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "SJC_DECISION_LOG": str(log)}
+    r = subprocess.run(
+        [sjc_exe(), "prune", "--summary", str(ROOT_EX / "summary.md")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+    )
+    assert r.returncode == 0 and r.stdout and len(r.stdout) <= len(summary)
+    assert "could not write the decision log" in r.stderr and "not a regular file" in r.stderr
+
+
+def test_a_kill_switch_that_cannot_be_checked_is_taken_as_set(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from sjc_mcp.config import Config
+
+    def denied(self):  # what a folder without search permission gives a non-root user
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "exists", denied)
+    reason = Config(kill_switch=str(tmp_path / "locked" / "disabled")).disabled()
+    assert reason is not None and "cannot be checked" in reason
+
+
+def test_a_read_only_log_folder_still_gives_the_summary_and_says_why(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    (folder / "decisions.jsonl").mkdir()  # a log path that cannot be opened as a file, even by root
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "SJC_DECISION_LOG": str(folder / "decisions.jsonl")}
+    r = subprocess.run(
+        [sjc_exe(), "prune", "--summary", str(ROOT_EX / "summary.md")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+    )
+    assert r.returncode == 0 and r.stdout.startswith("This session is being continued")
+    assert "could not write the decision log" in r.stderr

@@ -59,7 +59,10 @@ def _switched_off() -> bool:
         return True
     from sjc_mcp import paths
 
-    return paths.kill_switch().exists()
+    try:
+        return paths.kill_switch().exists()
+    except OSError:  # cannot tell: stay off, the safe side
+        return True
 
 
 def _text(value: Any) -> str:
