@@ -22,6 +22,16 @@ from typing import Any
 from urllib.parse import urlparse
 
 OK, WARN, FAIL, INFO = "ok", "warn", "FAIL", "info"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "sjc-doctor", "version": "1"},
+    },
+}
 
 
 @dataclass
@@ -53,21 +63,24 @@ def _toml(path: Path) -> dict[str, Any]:
         return {}
 
 
+def _initialized(lines: Any) -> str | None:
+    """The server's name from the answer to ``initialize`` among ``lines`` (JSON-RPC), or None."""
+    for line in lines:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(msg, dict) and msg.get("id") == 1 and isinstance(msg.get("result"), dict):
+            return str((msg["result"].get("serverInfo") or {}).get("name", "?"))
+    return None
+
+
 def mcp_answers(command: list[str], env: dict[str, str] | None = None, timeout: float = 10.0) -> tuple[bool, str]:
     """Start an MCP server over stdio, send ``initialize``, and read its answer."""
     exe = shutil.which(command[0]) if command else None
     if not exe:
         return False, f"{command[0] if command else '(no command)'} not found"
-    request = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "sjc-doctor", "version": "1"},
-        },
-    }
+    request = INITIALIZE
     t0 = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -86,31 +99,17 @@ def mcp_answers(command: list[str], env: dict[str, str] | None = None, timeout: 
         proc.kill()
         proc.communicate()
         return False, f"no answer to initialize within {timeout:g}s"
-    for line in out.splitlines():
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(msg, dict) and msg.get("id") == 1 and "result" in msg:
-            name = (msg["result"].get("serverInfo") or {}).get("name", "?")
-            return True, f"{name} answered initialize in {(time.monotonic() - t0) * 1000:.0f} ms"
-    return False, "no initialize answer on stdout"
+    name = _initialized(out.splitlines())
+    if name is None:
+        return False, "no initialize answer on stdout"
+    return True, f"{name} answered initialize in {(time.monotonic() - t0) * 1000:.0f} ms"
 
 
 def mcp_http_answers(url: str, headers: dict[str, str], timeout: float = 10.0) -> tuple[bool, str]:
     """POST ``initialize`` to a streamable-HTTP MCP server and read its answer (JSON or one SSE event)."""
     import httpx
 
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "sjc-doctor", "version": "1"},
-        },
-    }
+    body = INITIALIZE
     head = {"Accept": "application/json, text/event-stream", **headers}
     t0 = time.monotonic()
     try:
@@ -121,16 +120,10 @@ def mcp_http_answers(url: str, headers: dict[str, str], timeout: float = 10.0) -
         return False, f"{url} answered 401: the bearer token is missing or wrong"
     if r.status_code >= 400:
         return False, f"{url} answered HTTP {r.status_code}"
-    for line in r.text.splitlines():
-        text = line[5:].strip() if line.startswith("data:") else line.strip()
-        try:
-            msg = json.loads(text)
-        except ValueError:
-            continue
-        if isinstance(msg, dict) and msg.get("id") == 1 and "result" in msg:
-            name = (msg["result"].get("serverInfo") or {}).get("name", "?")
-            return True, f"{name} at {url} answered initialize in {(time.monotonic() - t0) * 1000:.0f} ms"
-    return False, f"{url}: no initialize answer"
+    name = _initialized(line[5:] if line.startswith("data:") else line for line in r.text.splitlines())
+    if name is None:
+        return False, f"{url}: no initialize answer"
+    return True, f"{name} at {url} answered initialize in {(time.monotonic() - t0) * 1000:.0f} ms"
 
 
 def _listening(url: str) -> bool:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import itertools
 import json
 import statistics
-from collections.abc import Iterator
 from pathlib import Path
 
 import cc_fake
@@ -55,13 +54,6 @@ def named(note: str) -> list[str]:
 def hook_records(user: User, event: str | None = None) -> list[dict]:
     recs = [r for r in user.decisions() if r.get("surface") == "hook"]
     return [r for r in recs if event is None or r.get("event") == event]
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeClaudeAPI]:
-    f = FakeClaudeAPI()
-    yield f
-    f.close()
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ list; the scripted model does just that. The result comes back as the tool's JSO
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import cc_fake
 import hostcli
@@ -21,13 +20,6 @@ from cc_host import User
 pytestmark = pytest.mark.e2e
 
 TOOL = "mcp__sjc__prune_summary"
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeClaudeAPI]:
-    f = FakeClaudeAPI()
-    yield f
-    f.close()
 
 
 @pytest.fixture(scope="module")

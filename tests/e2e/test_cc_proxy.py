@@ -23,13 +23,6 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
-def fake() -> Iterator[FakeClaudeAPI]:
-    f = FakeClaudeAPI()
-    yield f
-    f.close()
-
-
-@pytest.fixture(scope="module")
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("cc-proxy")
 
