@@ -35,9 +35,50 @@ def test_benchmark_script_smoke(tmp_path):
     for needle in (
         "judge + prune",
         "same top passages: yes",
+        "sjc prune --json as a whole process",
+        "judge stage",
         "hook end to end",
         "proxy pass-through",
         "audit of 200 boundaries",
+        "chain and anchor intact",
         "start-up:",
     ):
         assert needle in r.stdout
+    # every hook event the hosts send, each run as the host runs it and timed against a bare interpreter
+    events = [
+        ln.split()[:2] for ln in r.stdout.splitlines() if ln.startswith("  claude-code ") or ln.startswith("  codex ")
+    ]
+    assert {tuple(e) for e in events} >= {
+        ("claude-code", "Notification"),
+        ("claude-code", "PreCompact"),
+        ("claude-code", "PostToolBatch"),
+        ("claude-code", "UserPromptSubmit,"),
+        ("claude-code", "PostCompact"),
+        ("codex", "SessionStart,"),
+        ("codex", "UserPromptSubmit,"),
+    }
+    assert "x python" in r.stdout
+
+
+def test_benchmark_scaling_table():
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "run.py"),
+            "--scaling",
+            "--runs",
+            "1",
+            "--scaling-points",
+            "0.05:10,0.1:20",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = [ln.split("|") for ln in r.stdout.splitlines() if ln.startswith("  ") and ln.count("|") == 8]
+    assert [float(row[0]) for row in rows] == [0.05, 0.1]
+    assert all(float(row[7]) > 0 for row in rows)  # peak RSS of the process that ran the stages
+    assert all(" ms, " in row[8] for row in rows)  # sjc prune --json as a process, under the evidence limit
+    assert "growth exponent" in r.stdout
