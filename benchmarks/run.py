@@ -130,25 +130,38 @@ def write_inputs(folder: Path, span_chars: int, entries: int) -> tuple[Path, Pat
     return ev, summ
 
 
+# Runs one command and writes its wall time and peak RSS to a file. A child's ru_maxrss on Linux counts
+# the memory of the process it was forked from (kept across exec), so the command is started from this
+# small interpreter (no site packages), not from the benchmark's own large process.
+_LAUNCHER = """
+import os, subprocess, sys, time
+t0 = time.perf_counter()
+p = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(p.pid, 0)
+wall = (time.perf_counter() - t0) * 1000
+with open(sys.argv[1], "w") as fh:
+    fh.write(f"{wall} {usage.ru_maxrss / 1024} {os.waitstatus_to_exitcode(status)}")
+"""
+
+
 def run_child(cmd: list[str], env: dict[str, str], stdin: str = "") -> tuple[float, float, int, str]:
-    """Wall ms, peak RSS MB of that one process (wait4), exit code, stdout (stderr's tail is kept in
+    """Wall ms and peak RSS MB of that one process, its exit code and stdout (stderr's tail is kept in
     ``LAST_STDERR`` for the error message of a failed run)."""
     global LAST_STDERR
-    with tempfile.TemporaryFile() as err:
-        t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env, text=True)
-        assert p.stdin is not None and p.stdout is not None
-        if stdin:
-            p.stdin.write(stdin)
-        p.stdin.close()
-        out = p.stdout.read()
-        _, status, usage = os.wait4(p.pid, 0)
-        wall = (time.perf_counter() - t0) * 1000
-        p.returncode = os.waitstatus_to_exitcode(status)
-        p.stdout.close()
+    with tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile("r", suffix=".usage") as usage:
+        p = subprocess.Popen(
+            [sys.executable, "-S", "-c", _LAUNCHER, usage.name, *cmd],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env=env,
+            text=True,
+        )
+        out, _ = p.communicate(stdin)
         err.seek(0)
         LAST_STDERR = err.read()[-2000:].decode(errors="replace")
-    return wall, usage.ru_maxrss / 1024, p.returncode, out
+        wall, peak, code = usage.read().split()
+    return float(wall), float(peak), int(code), out
 
 
 LAST_STDERR = ""
