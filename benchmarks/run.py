@@ -1,15 +1,26 @@
-"""Latency and memory of sjc at real session sizes, against the method's retrieval written plainly.
+"""Latency and memory of sjc at real session sizes, each figure against a reference timed in the same run.
 
     python benchmarks/run.py [--runs 7] [--transcript-mb 100] [--keep DIR] [--span-mb 2] [--audit-records 10000]
+    python benchmarks/run.py --scaling [--runs 3]
 
-Prints, for the offline judge on a 2 MB span of tool outputs with a 150-entry Claude Code summary:
-the split, retrieve, judge and prune times (median of --runs) and peak memory; the reference
-retrieval (``rank_bm25.BM25Okapi`` over 300-character passages, one ``get_scores`` per entry) timed
-on the same input, the ratio, and a check that both find the same top passages; the hook end to
-end on a generated 100 MB transcript with three compactions (wall time and peak RSS of the hook
-process); the start-up time of ``sjc --help`` and of the hook against ``python -c pass``; and the MCP
-server's spawn-to-``initialize`` and first tool call against the same server run by the MCP SDK alone.
-Everything is generated here, seeded; nothing is downloaded.
+Prints, for the offline judge on a 2 MB span of tool outputs with a 150-entry Claude Code summary: the
+split, retrieve, judge and prune times (median of --runs) and peak memory; the reference retrieval
+(``rank_bm25.BM25Okapi`` over 300-character passages, one ``get_scores`` per entry) on the same input,
+the ratio, and a check that both find the same top passages; ``sjc prune --json`` as a whole process
+(inputs from files, as a user runs it) against that reference, and the judge stage against the
+retrieval stage. Then every hook event as the host runs it (``sjc hook HOST``, the payload on stdin)
+against a bare ``python -c pass``: Claude Code's PreCompact, PostToolBatch, UserPromptSubmit, PostCompact
+and the judgment PostCompact starts in a process of its own (on a real transcript from
+../shared/fixtures when present), Codex's SessionStart, UserPromptSubmit and PostCompact (on a real
+rollout), and an event each host sends that sjc ignores; that judgment on a generated 100 MB transcript
+with three compactions (wall time and peak RSS); proxy pass-through; ``sjc audit --json`` and
+``--verify`` on a log of 10,000 boundaries written with sjc's own encoder (the chain and anchor must
+verify); start-up of ``sjc --help``; and the MCP server's spawn-to-``initialize`` and first tool call
+against the server run by the MCP SDK alone. ``--scaling`` prints only how cost grows: 0.5, 2, 8 and
+32 MB of span with 50 to 600 entries, each stage's time and the peak RSS of the process that ran them,
+``sjc prune --json`` as a process where the span is within its 20 MB evidence limit, and the growth
+exponent between points (1 is linear, 2 quadratic). Everything is generated here, seeded; nothing is
+downloaded. Processes are timed with their own peak RSS (see ``run_child``).
 """
 
 from __future__ import annotations
