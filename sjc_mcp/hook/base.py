@@ -3,6 +3,7 @@ for the model and the line for the user."""
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -10,6 +11,34 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 MAX_CONTEXT = 10_000
+
+
+def switched_off() -> bool:
+    """The switches that cost nothing to read: ``SJC_DISABLE`` and the kill switch at its default place
+    (a config's own kill switch path is read when the config is). One that cannot be checked counts as set."""
+    import os
+
+    if os.environ.get("SJC_DISABLE", "") not in ("", "0", "false", "no"):
+        return True
+    from sjc_mcp import paths
+
+    try:
+        return paths.kill_switch().exists()
+    except OSError:
+        return True
+
+
+def deliver_note(state: Any, event: str) -> str:
+    """The note waiting for the model, taken (no other event gets it), as this event's
+    ``additionalContext``; its judgment is marked delivered, and by which event. "" when none waits."""
+    note = state.take_note()
+    if not note:
+        return ""
+    with state.update() as st:
+        rec = (st.get("judged") or {}).get(note.get("key"))
+        if isinstance(rec, dict):
+            rec.update(delivered=True, delivered_by=event, delivered_at=time.time())
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": note["text"]}})
 
 
 INCOMPLETE = (

@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
-from sjc_mcp.hook.base import HookBase, correction_text
+from sjc_mcp.hook.base import HookBase, correction_text, deliver_note, switched_off
 from sjc_mcp.state import SessionState, write_atomic
 
 MAX_KEPT = 4_000_000  # characters of tool output kept from one batch
@@ -51,18 +51,6 @@ NOW = "sjc_judge_now"  # set in the payload the background judgment runs with, a
 RECENT = "sjc_recent"  # what the events before the compaction were handed
 SIZE = "sjc_transcript_size"  # how long the transcript was when PostCompact ran
 WAIT_FOR_JUDGE_S = 10.0  # how long a hand-over waits for a judgment still running
-
-
-def _switched_off() -> bool:
-    """The switches that cost nothing to read (the config's own kill switch path is read later)."""
-    if os.environ.get("SJC_DISABLE", "") not in ("", "0", "false", "no"):
-        return True
-    from sjc_mcp import paths
-
-    try:
-        return paths.kill_switch().exists()
-    except OSError:  # cannot tell: stay off, the safe side
-        return True
 
 
 def _text(value: Any) -> str:
@@ -107,10 +95,10 @@ def quick(payload: dict[str, Any]) -> str | None:
     event = payload.get("hook_event_name")
     if event == "PostCompact":
         summary = payload.get("compact_summary")
-        if payload.get(NOW) or _switched_off() or not isinstance(summary, str) or not summary.strip():
+        if payload.get(NOW) or switched_off() or not isinstance(summary, str) or not summary.strip():
             return None  # judge (or log why not) here
         return _judge_in_background(payload, _config_arg())
-    if _switched_off():
+    if switched_off():
         return ""
     state = SessionState.of(str(payload.get("session_id") or ""))
     if event == "PreCompact":
@@ -202,14 +190,7 @@ def hand_over(state: SessionState, event: str) -> str:
     deadline = time.monotonic() + WAIT_FOR_JUDGE_S
     while state.judging() and time.monotonic() < deadline:
         time.sleep(0.02)
-    note = state.take_note()
-    if note is None:
-        return ""
-    with state.update() as st:
-        rec = (st.get("judged") or {}).get(note.get("key"))
-        if isinstance(rec, dict):
-            rec.update(delivered=True, delivered_by=event, delivered_at=time.time())
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": note["text"]}})
+    return deliver_note(state, event)
 
 
 class ClaudeCodeHook(HookBase):

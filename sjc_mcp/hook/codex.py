@@ -19,22 +19,45 @@ import re
 from typing import Any, ClassVar
 
 from sjc_mcp.errors import TranscriptError
-from sjc_mcp.hook.base import HookBase, wait_for
+from sjc_mcp.hook.base import HookBase, deliver_note, switched_off, wait_for
 
 _COMPACTED = re.compile(rb'"type"\s*:\s*"compacted"')
 
 
 def quick(payload: dict[str, Any]) -> str | None:
-    """What an event that has nothing to do answers before any config is loaded ("": nothing); None: run it."""
+    """What an event answers before any config is loaded ("": nothing); None: run it with the config.
+    Handing over a note PostCompact left needs no config: SessionStart(compact) after PostCompact saw
+    this compaction, and UserPromptSubmit, take the note here."""
+    from pathlib import Path
+
+    from sjc_mcp.state import SessionState
+
     event = payload.get("hook_event_name")
     if event == "SessionStart" and payload.get("source") != "compact":
         return ""
+    if event not in ("SessionStart", "UserPromptSubmit"):
+        return None
+    state = SessionState.of(str(payload.get("session_id") or ""))
+    waiting = state.note_waiting()
     if event == "UserPromptSubmit":
-        from sjc_mcp.state import SessionState
+        return deliver_note(state, event) if waiting and not switched_off() else ("" if not waiting else None)
+    transcript = Path(str(payload["transcript_path"])).expanduser() if payload.get("transcript_path") else None
+    if transcript is not None and seen_by_post_compact(state, transcript):
+        return deliver_note(state, event) if waiting and not switched_off() else ("" if not waiting else None)
+    return None  # PostCompact did not see this compaction: judge it first
 
-        if not SessionState.of(str(payload.get("session_id") or "")).note_waiting():
-            return ""
-    return None
+
+def seen_by_post_compact(state: Any, transcript: Any) -> bool:
+    """PostCompact judged the newest compaction: the rollout has no compacted record past where it stood."""
+    seen = state.read().get("codex_post_compact")
+    if not isinstance(seen, dict) or seen.get("transcript") != str(transcript):
+        return False
+    try:
+        with transcript.open("rb") as fh:
+            fh.seek(int(seen.get("size", 0)))
+            return _COMPACTED.search(fh.read()) is None
+    except (OSError, ValueError):
+        return False
 
 
 class CodexHook(HookBase):
@@ -83,18 +106,6 @@ class CodexHook(HookBase):
             self.state.take_note()
         return done
 
-    def _seen_by_post_compact(self) -> bool:
-        """PostCompact judged this compaction: the rollout has no compacted record past where it stood."""
-        seen = self.state.read().get("codex_post_compact")
-        if not isinstance(seen, dict) or self.transcript is None or seen.get("transcript") != str(self.transcript):
-            return False
-        try:
-            with self.transcript.open("rb") as fh:
-                fh.seek(int(seen.get("size", 0)))
-                return _COMPACTED.search(fh.read()) is None
-        except (OSError, ValueError):
-            return False
-
     def post_compact(self) -> str:
         done = self._judged()
         if done is None:
@@ -107,7 +118,7 @@ class CodexHook(HookBase):
     def session_start(self) -> str:
         if self.payload.get("source") != "compact":
             return ""
-        if not self._seen_by_post_compact() and self._judged() is None:
+        if not seen_by_post_compact(self.state, self.transcript) and self._judged() is None:
             return ""
         return self._deliver()
 
@@ -115,15 +126,4 @@ class CodexHook(HookBase):
         return self._deliver()
 
     def _deliver(self) -> str:
-        """The note waiting for the model, taken (no other event gets it), as this event's additionalContext;
-        its judgment is marked delivered, and by which event."""
-        import time
-
-        note = self.state.take_note()
-        if not note:
-            return ""
-        with self.state.update() as st:
-            rec = (st.get("judged") or {}).get(note.get("key"))
-            if isinstance(rec, dict):
-                rec.update(delivered=True, delivered_by=self.event, delivered_at=time.time())
-        return json.dumps({"hookSpecificOutput": {"hookEventName": self.event, "additionalContext": note["text"]}})
+        return deliver_note(self.state, self.event)
