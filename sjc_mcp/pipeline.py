@@ -39,7 +39,7 @@ from sjc_mcp.models import (
     Source,
     Turn,
 )
-from sjc_mcp.redact import redact_inputs
+from sjc_mcp.redact import redact_inputs, redacted
 from sjc_mcp.summary import split_summary
 from sjc_mcp.text import estimate_tokens, is_user_section, plain_marker
 
@@ -222,14 +222,14 @@ def _log_record(result: JudgeResult, summary: str, after: str, meta: dict[str, A
             "id": e.id,
             "section": e.section,
             "text_sha": hashlib.sha256(e.text.encode()).hexdigest()[:16],
-            "text": e.text[:200],
+            "text": redacted(e.text)[:200],
             "score": e.score,
             "decision": e.decision,
             "near_threshold": e.near_threshold,
             "contradicted": e.contradicted,
-            "quote": (e.quote or "")[:200] or None,
+            "quote": redacted(e.quote or "")[:200] or None,
             "origin": e.origin,
-            "reason": (e.reason or "")[:300] or None,
+            "reason": redacted(e.reason or "")[:300] or None,
         }
         for e in result.entries
     ]

@@ -238,3 +238,19 @@ def test_the_html_report_is_private_and_redacted(tmp_path):
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
     page = out.read_text()
     assert token not in page and "REDACTED" in page
+
+
+def test_the_decision_log_keeps_no_secret_of_an_entry_or_its_quote(tmp_path):
+    import stat
+
+    from sjc_mcp import prune_summary
+    from sjc_mcp.config import Config
+
+    token = "ghp_R4nd0mT0k3nV4lu3F0rT3st1ngPurp0s3s12"
+    summary = f"## Current Work\n- Configured the remote with token {token}\n- Publish version 2.0\n"
+    evidence = [f"$ git remote set-url origin https://x:{token}@github.com/acme/app.git\nok"]
+    log = tmp_path / "log.jsonl"
+    prune_summary(summary, evidence, config=Config(decision_log=str(log), kill_switch=str(tmp_path / "off")))
+    text = log.read_text()
+    assert token not in text and "REDACTED" in text
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
