@@ -263,7 +263,7 @@ def _run_tools(args: argparse.Namespace) -> int:
 
         b = read_boundary(args.transcript, args.boundary)
         items = b.span
-        meta.update(session=b.session_id, boundary=b.index, transcript=args.transcript)
+        meta.update(session=b.session_id, boundary=b.index, boundary_id=b.boundary_id, transcript=args.transcript)
     elif args.messages:
         text = inputs.read_text(args.messages, "messages")
         try:
