@@ -189,6 +189,7 @@ class PruneResult(JudgeResult):
     kept: int
     chars_before: int
     chars_after: int
+    would_leave: str | None = Field(None, exclude=True, description="what pruning leaves, even in shadow mode")
 
 
 class EvidenceItem(BaseModel):

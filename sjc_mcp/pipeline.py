@@ -449,13 +449,21 @@ def prune_summary(
         chars_before=len(summary),
         chars_after=len(after),
     )
+    pruned.would_leave = would
     if log:
-        record = _log_record(pruned, summary, after, {"op": "prune", **(meta or {})}, config)
-        if not enforce and not result.disabled:  # shadow: what pruning would have left
-            record["chars_after_enforced"] = len(would)
-            record["tokens_after_enforced"] = estimate_tokens(would)
-        _write_log(config, record, pruned)
+        log_prune(pruned, summary, config, meta)
     return pruned
+
+
+def log_prune(pruned: PruneResult, summary: str, config: Config, meta: dict[str, Any] | None = None) -> None:
+    """Write ``prune_summary``'s decision-log record (for a caller that passed ``log=False`` and decides
+    later whether the judgment still counts, as the proxy does when its budget runs out)."""
+    record = _log_record(pruned, summary, pruned.pruned_summary, {"op": "prune", **(meta or {})}, config)
+    if pruned.mode != "enforce" and not pruned.disabled:  # shadow: what pruning would have left
+        would = pruned.would_leave if pruned.would_leave is not None else pruned.pruned_summary
+        record["chars_after_enforced"] = len(would)
+        record["tokens_after_enforced"] = estimate_tokens(would)
+    _write_log(config, record, pruned)
 
 
 def boundary_kwargs(boundary: Any) -> dict[str, Any]:

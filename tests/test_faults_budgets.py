@@ -78,3 +78,27 @@ def test_a_dripping_judge_server_ends_at_the_deadline_with_entries_kept_unjudged
     assert r.pruned_summary == summary  # nothing judged, nothing cut
     assert all(e.decision == "unjudged" for e in r.entries)
     assert any("time budget" in err for err in r.errors), r.errors
+
+
+def test_a_proxy_judgment_past_its_budget_logs_nothing_later(tmp_path):
+    """The budget runs out, the original answer goes to the agent and the log says "timeout"; the judgment
+    still finishing in its thread must not add a "judged" record (the audit would count a pruning that
+    never reached the agent)."""
+    import anthropic
+
+    from tests.fake_upstream import FakeUpstream
+    from tests.test_proxy import CC_SUMMARY, Proxy, anthropic_history
+
+    upstream = FakeUpstream()
+    proxy = Proxy(upstream.url, tmp_path / "home", "[proxy]\njudge_budget_s = 0.000001\n")
+    try:
+        upstream.summary = CC_SUMMARY
+        client = anthropic.Anthropic(base_url=proxy.url, api_key="k", max_retries=0)
+        text = client.messages.create(model="m", max_tokens=100, messages=anthropic_history()).content[0].text
+        assert text == CC_SUMMARY
+        time.sleep(2.0)  # long enough for the abandoned judgment to finish
+        records = [r for r in proxy.log() if r.get("op") == "proxy"]
+        assert [r["status"] for r in records] == ["timeout"], records
+    finally:
+        proxy.stop()
+        upstream.close()

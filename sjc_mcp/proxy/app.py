@@ -22,6 +22,7 @@ import json
 import logging
 import socket
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -91,6 +92,29 @@ def _response_headers(headers: Any, drop_length: bool = False) -> dict[str, str]
     return {k: v for k, v in headers.multi_items() if k.lower() not in skip}
 
 
+class Gate:
+    """Who has the last word on one compaction's record: the judgment (it logged in time) or the budget
+    (it ran out first, and the judgment, still running in its thread, must then log nothing)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.expired = False
+        self.logged = False
+
+    def claim_log(self) -> bool:
+        with self.lock:
+            if not self.expired:
+                self.logged = True
+            return self.logged
+
+    def expire(self) -> bool:
+        """True: the budget wins (the judgment will log nothing); False: the judgment logged already."""
+        with self.lock:
+            if not self.logged:
+                self.expired = True
+            return self.expired
+
+
 def judge_answer(
     config: Config,
     api: str,
@@ -99,9 +123,10 @@ def judge_answer(
     raw: bytes,
     stream: bool,
     meta: dict[str, Any] | None = None,
+    gate: Gate | None = None,
 ) -> tuple[bytes | None, dict[str, Any]]:
     """The pruned answer, or None to send the original; and what happened (the stderr line says it)."""
-    from sjc_mcp.pipeline import log_nothing, prune_summary
+    from sjc_mcp.pipeline import log_nothing, log_prune, prune_summary
     from sjc_mcp.proxy.formats import FORMATS
     from sjc_mcp.proxy.request import evidence
     from sjc_mcp.summary import HOSTS
@@ -121,7 +146,11 @@ def judge_answer(
         host=host if host in HOSTS else None,
         config=config,
         meta=meta,
+        log=False,
     )
+    if gate is not None and not gate.claim_log():  # the budget ran out first: the original was sent
+        return None, {"status": "late"}
+    log_prune(result, summary, config, meta)
     info = {
         "status": "disabled" if result.disabled else "judged",
         "entries": len(result.entries),
@@ -332,10 +361,14 @@ def create_app(config: Config, upstream: str | None = None) -> Any:
         loop = asyncio.get_running_loop()
         t0 = time.perf_counter()
         try:
-            pruned, info = await asyncio.wait_for(
-                loop.run_in_executor(None, judge_answer, config, api, found.host, body, raw, stream, meta),
-                timeout=config.proxy.judge_budget_s,
-            )
+            gate = Gate()
+            job = loop.run_in_executor(None, judge_answer, config, api, found.host, body, raw, stream, meta, gate)
+            try:
+                pruned, info = await asyncio.wait_for(asyncio.shield(job), timeout=config.proxy.judge_budget_s)
+            except asyncio.TimeoutError:
+                if gate.expire():
+                    raise
+                pruned, info = await job  # it logged its decision just in time: send what it decided
         except asyncio.TimeoutError:
             log_status(
                 config,
