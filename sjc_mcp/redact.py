@@ -53,7 +53,9 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
     ("url-password", re.compile(r"(?<=://)([^/\s:@]+):([^@\s/]+)@"), r"\1:[REDACTED:url-password]@"),
     (
         "cli-password",
-        re.compile(r"(\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p)(?![\s\[])([^\s'\"]+|'[^'\n]*'|\"[^\"\n]*\")"),
+        re.compile(
+            r"(\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p)(?![\s\[])([^\s'\"]+|'[^'\n]*'|\"[^\"\n]*\")"
+        ),
         r"\1[REDACTED:cli-password]",
     ),
     (
