@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from sjc_mcp import paths
+
 OK, WARN, FAIL, INFO = "ok", "warn", "FAIL", "info"
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -237,7 +239,7 @@ def _codex() -> list[Check]:
             out.append(Check(OK, "codex", "hooks trusted"))
     else:
         out.append(Check(WARN, "codex", "hooks not installed", "sjc install codex --trust"))
-    config_file = install.codex_home() / "config.toml"
+    config_file = paths.codex_home() / "config.toml"
     config = _toml(config_file)
     server = (config.get("mcp_servers") or {}).get("sjc")
     if isinstance(server, dict) and server.get("url"):
@@ -368,7 +370,6 @@ def _general(config_path: str | None) -> list[Check]:
 
 
 def run(config_path: str | None = None, env: dict[str, str] | None = None) -> tuple[list[Check], int]:
-    from sjc_mcp import install
 
     env = dict(os.environ) if env is None else env
     home = Path.home()
@@ -377,7 +378,7 @@ def run(config_path: str | None = None, env: dict[str, str] | None = None) -> tu
     if (home / ".claude").is_dir() or shutil.which("claude"):
         found = True
         checks += _claude_code(home, env)
-    if install.codex_home().is_dir() or shutil.which("codex"):
+    if paths.codex_home().is_dir() or shutil.which("codex"):
         found = True
         checks += _codex()
     if not found:

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sjc_mcp import paths
 from sjc_mcp.errors import InputError
 
 MARK = "sjc hook"
@@ -79,18 +80,12 @@ def hook_block(host: str, command: str | None = None, timeout: int = 30) -> dict
     return out
 
 
-def codex_home() -> Path:
-    from sjc_mcp.roots import codex_home as home
-
-    return home()
-
-
 def settings_path(host: str, scope: str, cwd: Path | None = None) -> Path:
     cwd = cwd or Path.cwd()
     if host == "claude-code":
         return (Path.home() / ".claude" if scope == "user" else cwd / ".claude") / "settings.json"
     if host == "codex":
-        return (codex_home() if scope == "user" else cwd / ".codex") / "hooks.json"
+        return (paths.codex_home() if scope == "user" else cwd / ".codex") / "hooks.json"
     raise InputError(f"unknown host {host!r}; choose claude-code or codex")
 
 
@@ -376,7 +371,7 @@ def untrust_text(text: str, keys: set[str], moves: dict[str, str], path: Path) -
 
 
 def _codex_config() -> Path:
-    return codex_home() / "config.toml"
+    return paths.codex_home() / "config.toml"
 
 
 def _codex_trust(hooks_path: Path, settings: dict[str, Any]) -> tuple[Path, str, str, int]:

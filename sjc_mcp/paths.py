@@ -8,6 +8,7 @@ On Linux and the BSDs these are the XDG locations, honouring ``XDG_CONFIG_HOME``
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 APP = "sjc"
@@ -35,3 +36,9 @@ def kill_switch() -> Path:
 
 def decision_log() -> Path:
     return state_dir() / "decisions.jsonl"
+
+
+def codex_home() -> Path:
+    """Codex's home folder: ``$CODEX_HOME`` when set (Codex reads its config, hooks and sessions there),
+    else ``~/.codex``."""
+    return Path(os.environ.get("CODEX_HOME") or "~/.codex").expanduser()

@@ -1,4 +1,4 @@
-"""Which transcript paths a long-running surface (the MCP server) may read, and where the hosts keep them."""
+"""Which transcript paths a long-running surface (the MCP server) may read."""
 
 from __future__ import annotations
 
@@ -7,12 +7,6 @@ from pathlib import Path
 
 from sjc_mcp.config import Config
 from sjc_mcp.errors import InputError
-
-
-def codex_home() -> Path:
-    """Codex's home folder: ``$CODEX_HOME`` when set (Codex reads its config, hooks and sessions there),
-    else ``~/.codex``."""
-    return Path(os.environ.get("CODEX_HOME") or "~/.codex").expanduser()
 
 
 def check_allowed(path: str, config: Config, cwd: str | None = None) -> Path:
