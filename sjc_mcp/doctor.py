@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from sjc_mcp import paths
+from sjc_mcp.state import json_object
 
 OK, WARN, FAIL, INFO = "ok", "warn", "FAIL", "info"
 INITIALIZE = {
@@ -46,14 +47,6 @@ class Check:
     def line(self) -> str:
         tail = f" — fix: {self.fix}" if self.fix else ""
         return f"{self.status:<4}  {self.scope:<11}  {self.what}{tail}"
-
-
-def _json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _toml(path: Path) -> dict[str, Any]:
@@ -143,15 +136,15 @@ def _claude_code(home: Path, env: dict[str, str]) -> list[Check]:
 
     out: list[Check] = []
     settings_file = install.settings_path("claude-code", "user")
-    hooked = any(install._is_ours(h) for h in _hooks_in(_json(settings_file)))
-    plugins = _json(home / ".claude" / "plugins" / "installed_plugins.json").get("plugins") or {}
+    hooked = any(install._is_ours(h) for h in _hooks_in(json_object(settings_file)))
+    plugins = json_object(home / ".claude" / "plugins" / "installed_plugins.json").get("plugins") or {}
     plugin = next((k for k in plugins if k.split("@")[0] == "sjc"), None)
     if hooked or plugin:
         via = f"plugin {plugin}" if plugin else str(settings_file)
         out.append(Check(OK, "claude-code", f"hooks installed ({via})"))
     else:
         out.append(Check(WARN, "claude-code", "hooks not installed", "sjc install claude-code"))
-    servers = _json(home / ".claude.json").get("mcpServers") or {}
+    servers = json_object(home / ".claude.json").get("mcpServers") or {}
     server = servers.get("sjc") if isinstance(servers, dict) else None
     if isinstance(server, dict) and server.get("url"):
         headers = {str(k): os.path.expandvars(str(v)) for k, v in (server.get("headers") or {}).items()}
@@ -223,7 +216,7 @@ def _codex() -> list[Check]:
 
     out: list[Check] = []
     hooks_file = install.settings_path("codex", "user")
-    settings = _json(hooks_file)
+    settings = json_object(hooks_file)
     if any(install._is_ours(h) for h in _hooks_in(settings)):
         out.append(Check(OK, "codex", f"hooks installed ({hooks_file})"))
         if install._codex_untrusted(hooks_file, settings):

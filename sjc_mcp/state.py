@@ -65,6 +65,15 @@ def write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def json_object(path: Path) -> dict[str, Any]:
+    """The JSON object in ``path``; {} when it is missing, unreadable or not an object."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 class SessionState:
     def __init__(self, folder: Path, session_id: str) -> None:
         self.folder = folder
@@ -76,11 +85,7 @@ class SessionState:
         return cls(sessions_dir(), session_id)
 
     def read(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text())
-            return data if isinstance(data, dict) else {}
-        except (OSError, ValueError):
-            return {}
+        return json_object(self.path)
 
     @contextlib.contextmanager
     def update(self) -> Iterator[dict[str, Any]]:
@@ -101,11 +106,7 @@ class SessionState:
         return self.folder / f"{self.name}.recent.json"
 
     def read_recent(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.recent_path.read_text())
-            return data if isinstance(data, dict) else {}
-        except (OSError, ValueError):
-            return {}
+        return json_object(self.recent_path)
 
     def write_recent(self, key: str, value: Any) -> None:
         """Set one key of the recent file (last writer wins; a lost race only loses a hint)."""
