@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from sjc_mcp import log as decision_log
 from sjc_mcp.config import Config
@@ -59,7 +59,7 @@ class ToolVerdict(BaseModel):
     chars_before: int
     chars_after: int
     superseded_by: int | None = Field(None, description="position of the later output that supersedes this one")
-    note: str | None = Field(None, description="the stub that replaces a superseded result")
+    note: str | None = Field(None, description="for a superseded result: the line naming what supersedes it")
 
 
 class ToolsResult(BaseModel):
@@ -76,6 +76,12 @@ class ToolsResult(BaseModel):
     errors: list[str] = Field(default_factory=list)
     superseded: int = 0
     chars_superseded: int = Field(0, description="tool-result characters the stubs replaced")
+    _replacements: dict[int, str] = PrivateAttr(default_factory=dict)  # message index -> superseded result's text
+
+    @property
+    def replacements(self) -> dict[int, str]:
+        """What replaces each superseded result, by its position in the messages."""
+        return self._replacements
 
 
 def turn_starts(items: Sequence[Item]) -> list[int]:
@@ -169,8 +175,18 @@ def _superseded(items: Sequence[Item], results: list[ToolResult], config: Config
     return {r.id: found[r.index] for r in results if r.index in found}
 
 
+def _remaining(full: RelevanceRequest, keep: list[int], sup: dict[int, Any], config: Config) -> RelevanceRequest:
+    """The request for the results at positions ``keep``, a partly superseded one judged on what remains of it."""
+    cut = config.tools.judge_chars
+    results = [
+        r.model_copy(update={"text": sup[r.id].text[:cut]}) if r.id in sup else r
+        for r in (full.results[n] for n in keep)
+    ]
+    return full.model_copy(update={"results": results, "later": [full.later[n] for n in keep] if full.later else []})
+
+
 def _redacted_request(
-    items: Sequence[Item], config: Config, task: str | None, request: RelevanceRequest
+    items: Sequence[Item], config: Config, task: str | None, request: RelevanceRequest, sup: dict[int, Any]
 ) -> RelevanceRequest:
     """``request`` rebuilt from redacted copies of the messages (the messages themselves stay as they are)."""
     from sjc_mcp.redact import redacted
@@ -178,9 +194,22 @@ def _redacted_request(
     red = build_request([it.model_copy(update={"content": redacted(it.content)}) for it in items], config, task)
     ids = {r.id for r in request.results}
     keep = [n for n, r in enumerate(red.results) if r.id in ids]
-    return red.model_copy(
-        update={"results": [red.results[n] for n in keep], "later": [red.later[n] for n in keep] if red.later else []}
-    )
+    red_sup = {rid: s.__class__(s.index, s.later, s.stub, redacted(s.text), s.relies_on) for rid, s in sup.items()}
+    return _remaining(red, keep, red_sup, config)
+
+
+def _protect_relied(results: list[ToolResult], decisions: dict[int, ToolDecision], sup: dict[int, Any]) -> None:
+    """An output a stub or marker that stays points to is not cut: the lines it names must still be there."""
+    by_index = {r.index: r.id for r in results}
+    changed = True
+    while changed:
+        changed = False
+        relied = {j for rid, s in sup.items() if decisions[rid] == "supersede" for j in s.relies_on}
+        for j in relied:
+            rid = by_index.get(j)
+            if rid is not None and decisions[rid] in ("drop", "truncate"):
+                decisions[rid] = "supersede" if rid in sup else "keep"
+                changed = True
 
 
 def truncated(text: str, keep: int) -> str:
@@ -200,7 +229,8 @@ def apply(
     config: Config,
     stubs: dict[int, str] | None = None,
 ) -> list[Item]:
-    """The messages with the decisions applied; ``stubs`` (by result id) replace superseded results."""
+    """The messages with the decisions applied; ``stubs`` (by result id) replace superseded results (and are what
+    a partly superseded result that is then truncated is cut from)."""
     drop: set[int] = set()
     cut: dict[int, str] = {}
     for r in results:
@@ -212,7 +242,8 @@ def apply(
             if r.call_index is not None:
                 drop.add(r.call_index)
         elif d == "truncate":
-            cut[r.index] = truncated(items[r.index].content, config.tools.truncate_keep_chars)
+            base = stubs[r.id] if stubs and r.id in stubs else items[r.index].content
+            cut[r.index] = truncated(base, config.tools.truncate_keep_chars)
     out = []
     for i, it in enumerate(items):
         if i in drop:
@@ -246,13 +277,9 @@ def run(
     off = config.disabled()
     full = build_request(items, config, task)
     sup = _superseded(items, full.results, config) if not off else {}
-    keep_ids = [n for n, r in enumerate(full.results) if r.id not in sup]
-    request = full.model_copy(
-        update={
-            "results": [full.results[n] for n in keep_ids],
-            "later": [full.later[n] for n in keep_ids] if full.later else [],
-        }
-    )
+    whole = {rid for rid, s in sup.items() if s.text == s.stub}  # stubbed outright: nothing left to judge
+    keep_ids = [n for n, r in enumerate(full.results) if r.id not in whole]
+    request = _remaining(full, keep_ids, sup, config)
     name, model = "none", "none"
     scores: dict[int, float | None] = {r.id: None for r in full.results}
     if off:
@@ -261,20 +288,22 @@ def run(
         judge = judge or make_judge(config)
         name, model = judge.name, judge.model
         if getattr(judge, "sends_text", False):  # redact whole results before they are cut for judging
-            request = _redacted_request(items, config, task, request)
+            request = _redacted_request(items, config, task, request, sup)
         try:
             out = judge.relevance(request)
             name, model = out.name, out.model
             errors += out.errors
             for j in out.judgments:
-                if j.entry_id in scores and j.entry_id not in sup:
+                if j.entry_id in scores and j.entry_id not in whole:
                     scores[j.entry_id] = j.score if j.score is None or 0.0 <= j.score <= 1.0 else None
         except Exception as exc:  # a judge that fails cuts nothing
             errors.append(f"judge {name} failed: {type(exc).__name__}: {exc}")
-    decisions = decide({k: v for k, v in scores.items() if k not in sup}, config) if not off else {}
+    decisions = decide({k: v for k, v in scores.items() if k not in whole}, config) if not off else {}
     decisions = {r.id: decisions.get(r.id, "keep") for r in full.results}
-    for rid in sup:
-        decisions[rid] = "supersede"
+    for rid in sup:  # a partly superseded result the judge would not cut keeps what later outputs do not show
+        if rid in whole or decisions[rid] == "keep":
+            decisions[rid] = "supersede"
+    _protect_relied(full.results, decisions, sup)
     stubs = {rid: s.text for rid, s in sup.items()}
     request = full
     pruned_items = apply(items, request.results, decisions, config, stubs)
@@ -293,7 +322,7 @@ def run(
         size = (
             0
             if d == "drop"
-            else len(truncated(full, config.tools.truncate_keep_chars))
+            else len(truncated(stubs.get(r.id, full), config.tools.truncate_keep_chars))
             if d == "truncate"
             else len(stubs[r.id])
             if d == "supersede"
@@ -309,8 +338,8 @@ def run(
                 decision=d,
                 chars_before=len(full),
                 chars_after=size,
-                superseded_by=sup[r.id].later if r.id in sup else None,
-                note=stubs.get(r.id),
+                superseded_by=sup[r.id].later if r.id in sup and d != "drop" else None,
+                note=sup[r.id].stub if r.id in sup and d != "drop" else None,
             )
         )
     final = pruned_items if enforce and prune else items
@@ -330,6 +359,12 @@ def run(
         superseded=sum(v.decision == "supersede" for v in verdicts),
         chars_superseded=sum(v.chars_before - v.chars_after for v in verdicts if v.decision == "supersede"),
     )
+    result._replacements = {
+        r.index: stubs[r.id] if d == "supersede" else truncated(stubs.get(r.id, items[r.index].content), keep)
+        for r in request.results
+        if (d := decisions.get(r.id)) in ("supersede", "truncate")
+        for keep in [config.tools.truncate_keep_chars]
+    }
     if log:
         record = {
             "v": 1,

@@ -1,10 +1,20 @@
-"""Superseded tool outputs: a result whose call was made again later, reading the same thing.
+"""Superseded tool outputs: what a later tool output shows again.
 
-Deterministic and judge-free, the first step of tool-result pruning. A tool output is superseded when
-a later call of the same kind reads the same thing: the same file (a full read, or a ranged read whose
-range the later read covers), the same command, the same search. Its result is replaced by a one-line
-stub naming the later call ("[superseded by the read of src/app.py at turn 41]"); the call stays, so
-every tool call keeps a result and the conversation stays valid for the host's API.
+Deterministic and judge-free, the first step of tool-result pruning. Two rules:
+
+1. A tool output is superseded when a later call of the same kind reads the same thing: the same file
+   (a full read, or a ranged read whose range the later read covers), the same command, the same search.
+   Its result is replaced by a one-line stub naming the later call ("[superseded by the read of
+   src/app.py at turn 41]").
+2. Runs of at least three lines that a later output still shows (compared without a read's line numbers
+   and surrounding blanks: an earlier full read and later reads of parts of the same file, a grep's
+   lines a later read shows, a log printed twice) give way to one line naming where they are shown again
+   ("[lines 21-60 shown again in the read of src/app.py at turn 41]"); the lines nothing later shows stay
+   in place, so an edited file's old lines and a value seen once are never lost. The newest copy of every
+   line stays, and the outputs it sits in are kept whole by the relevance step.
+
+The call stays in both cases, so every tool call keeps a result and the conversation stays valid for the
+host's API.
 
 Never superseded: the newest output of anything (only a later call can supersede), an output inside
 the protected recent turns, an error (what the summary's "Errors and fixes" cite), an output whose
@@ -142,67 +152,124 @@ class Superseded:
     index: int  # the superseded tool output
     later: int  # the tool output of the (first) later call that supersedes it
     stub: str  # the one line naming the later call
-    text: str  # what replaces the output: the stub, or the stub and the lines no later read covers
+    text: str  # what replaces the output: the stub, or the stub and the lines no later output shows again
+    relies_on: tuple[int, ...] = ()  # every later output whose text the replacement relies on (kept whole)
 
 
 _NUMBERED = re.compile(r"^\s*(\d+)(?:→|\t)")
+_ALNUM = re.compile(r"\w")
 
 
-def _line_numbers(t: Target, text: str) -> list[int | None]:
-    """The file line number of each line of a read's output (Claude Code numbers its lines; a plain
-    read's lines count from its start), None for lines that are not file lines."""
-    lines = text.split("\n")
-    numbered = [_NUMBERED.match(line) for line in lines]
-    if sum(m is not None for m in numbered) >= max(1, len(lines) // 2):
-        return [int(m.group(1)) if m else None for m in numbered]
-    return [t.start + k + 1 for k in range(len(lines))]
+def _short(shown: str) -> str:
+    return shown if len(shown) <= 80 else shown[:77] + "..."
 
 
-def _covered(n: int, ranges: list[tuple[int, int | None]]) -> bool:
-    return any(a < n and (b is None or n <= b) for a, b in ranges)
+MIN_REPEATED_LINES = 3  # a run of lines shown again later goes only with this many lines that carry text
 
 
-def _partial(item: Item, t: Target, later: list[tuple[int, Target]], turn_of: Sequence[int]) -> Superseded | None:
-    """A read whose lines later reads of the same file cover in part: those lines go, the rest stays."""
-    ranges = [(lt.start, lt.end) for _, lt in later]
-    lines = item.content.split("\n")
-    numbers = _line_numbers(t, item.content)
-    gone = [n for n in numbers if n is not None and _covered(n, ranges)]
-    if len(gone) < MIN_PARTIAL_LINES:
+def _key(line: str) -> str:
+    """A line as compared across outputs: without a read's line number and the surrounding blanks."""
+    m = _NUMBERED.match(line)
+    return (line[m.end() :] if m else line).strip()
+
+
+def describe(call: Item | None) -> str:
+    """How a marker names the output of ``call``: "the read of src/app.py", "the output of `make`"."""
+    t = target(call) if call is not None else None
+    if t is not None and t.kind == "read":
+        return f"the read of {_short(t.shown)}"
+    if t is not None and t.kind == "command":
+        return f"the output of `{_short(t.shown)}`"
+    if t is not None:
+        return f"the search {_short(t.shown)}"
+    return f"the {call.name} result" if call is not None and call.name else "a later tool result"
+
+
+def _repeated(content: str, seen: dict[str, int], name_of: dict[int, str], turn_of: Sequence[int]) -> Superseded | None:
+    """An output whose runs of lines a later output shows again: each run gives way to one line naming where
+    it is shown again; lines nothing later shows stay, in place. ``seen`` maps a line's key to the nearest later
+    output that still shows it."""
+    lines = content.split("\n")
+    keys = [_key(line) for line in lines]
+    text = [bool(_ALNUM.search(k)) for k in keys]
+    shown = [k in seen if t else True for k, t in zip(keys, text, strict=True)]
+    numbers = [(int(m.group(1)) if (m := _NUMBERED.match(line)) else None) for line in lines]
+    out: list[str] = []
+    relies: list[int] = []
+    first: tuple[str, int] | None = None
+    k = 0
+    while k < len(lines):
+        if not (shown[k] and text[k]):
+            out.append(lines[k])
+            k += 1
+            continue
+        e = k
+        while e < len(lines) and shown[e]:
+            e += 1
+        while not text[e - 1]:  # a run ends on a line with text; trailing blanks stay
+            e -= 1
+        run = range(k, e)
+        holders = [seen[keys[r]] for r in run if text[r]]
+        if len(holders) >= MIN_REPEATED_LINES:
+            j = holders[0]
+            nums = [numbers[r] for r in run if numbers[r] is not None]
+            what = f"lines {nums[0]}-{nums[-1]}" if len(nums) == len(run) else f"{len(run)} lines"
+            marker = f"[{what} shown again in {name_of[j]} at turn {turn_of[j]}]"
+            if sum(len(lines[r]) + 1 for r in run) > len(marker) + 1:
+                out.append(marker)
+                relies += holders
+                first = first or (marker, j)
+                k = e
+                continue
+        out.extend(lines[k:e])
+        k = e
+    if first is None:
         return None
-    j, first = later[0]
-    shown = first.shown if len(first.shown) <= 80 else first.shown[:77] + "..."
-    head = f"[lines {min(gone)}-{max(gone)} superseded by later reads of {shown}, from turn {turn_of[j]}]"
-    kept = [line for line, n in zip(lines, numbers, strict=True) if n is None or not _covered(n, ranges)]
-    return Superseded(-1, j, head, head + "\n" + "\n".join(kept))
-
-
-MIN_PARTIAL_LINES = 20
+    runs = sum(1 for line in out if line.startswith("[") and " shown again in " in line)
+    head = first[0] if runs == 1 else f"{first[0]} and {runs - 1} more run{'s' * (runs > 2)} shown again later"
+    return Superseded(-1, first[1], head, "\n".join(out), tuple(sorted(set(relies))))
 
 
 def find(items: Sequence[Item], cutoff: int, turn_of: Sequence[int]) -> dict[int, Superseded]:
     """Tool outputs before ``cutoff`` that later calls supersede, by output index. ``turn_of[i]`` is the
-    turn number (1-based) of item ``i``."""
+    turn number (1-based) of item ``i``.
+
+    Two rules, in this order: a later call reading the same thing (the output becomes a stub); runs of lines a
+    later output shows again (each run gives way to a line naming where, the rest stays in place). A line is
+    taken as shown again only from what a later output still shows, so its newest copy always stays;
+    ``relies_on`` names those later outputs.
+    """
     calls = {it.call_id: it for it in items if it.role == "tool_call" and it.call_id}
-    outputs: list[tuple[int, Target, bool]] = []
+    outputs: list[tuple[int, Target | None, bool]] = []
     for i, it in enumerate(items):
         if it.role != "tool_output" or not it.call_id or it.call_id not in calls:
             continue
-        t = target(calls[it.call_id])
-        if t is not None:
-            usable = not it.is_error and bool(it.content.strip())
-            outputs.append((i, t, usable))
+        usable = not it.is_error and bool(it.content.strip())
+        outputs.append((i, target(calls[it.call_id]), usable))
     out: dict[int, Superseded] = {}
     for pos, (i, t, usable) in enumerate(outputs):
-        if i >= cutoff or not usable:
+        if i >= cutoff or not usable or t is None:
             continue
-        same = [(j, lt) for j, lt, ok in outputs[pos + 1 :] if ok and lt.kind == t.kind and lt.key == t.key]
+        same = [
+            (j, lt)
+            for j, lt, ok in outputs[pos + 1 :]
+            if ok and lt is not None and lt.kind == t.kind and lt.key == t.key
+        ]
         whole = next(((j, lt) for j, lt in same if t.covered_by(lt)), None)
         if whole is not None:
             line = stub(whole[1], turn_of[whole[0]])
-            out[i] = Superseded(i, whole[0], line, line)
-        elif same and t.kind == "read":
-            part = _partial(items[i], t, same, turn_of)
-            if part is not None:
-                out[i] = Superseded(i, part.later, part.stub, part.text)
+            out[i] = Superseded(i, whole[0], line, line, (whole[0],))
+    # Newest first: each output's remaining text is what later outputs show for the ones before it.
+    seen: dict[str, int] = {}
+    name_of: dict[int, str] = {}
+    for i, _t, usable in reversed(outputs):
+        if i < cutoff and usable and i not in out:
+            rep = _repeated(items[i].content, seen, name_of, turn_of)
+            if rep is not None:
+                out[i] = Superseded(i, rep.later, rep.stub, rep.text, rep.relies_on)
+        name_of[i] = describe(calls.get(items[i].call_id or ""))
+        for line in (out[i].text if i in out else items[i].content).split("\n"):
+            key = _key(line)
+            if key:
+                seen[key] = i
     return out

@@ -16,7 +16,9 @@ from sjc_mcp.hosts.base import Item
 from sjc_mcp.models import JudgeOutput, Judgment
 from tests.conftest import FIXTURES, sjc_exe
 
-BIG = "line of output that nobody needs any more\n" * 60
+
+def big(i: int) -> str:
+    return "".join(f"line {k} of output {i} that nobody needs any more\n" for k in range(60))
 
 
 def history() -> list[Item]:
@@ -25,7 +27,7 @@ def history() -> list[Item]:
         items += [
             Item(role="assistant", content=f"Step {i}."),
             Item(role="tool_call", name="Read", call_id=f"c{i}", content=json.dumps({"file_path": f"f{i}.go"})),
-            Item(role="tool_output", call_id=f"c{i}", content=f"package limiter // file {i}\n" + BIG),
+            Item(role="tool_output", call_id=f"c{i}", content=f"package limiter // file {i}\n" + big(i)),
         ]
     items.append(Item(role="user", content="now run the race detector"))
     return items

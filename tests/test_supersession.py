@@ -8,7 +8,10 @@ from sjc_mcp import relevance, supersession
 from sjc_mcp.config import Config
 from sjc_mcp.hosts.base import Item
 
-FILLER = "unrelated output line that takes room\n" * 80
+
+def filler(tag: str) -> str:
+    """Output lines no other output shows (so only the rule under test can cut them)."""
+    return "".join(f"\n{tag} output line {k} that takes room" for k in range(80))
 
 
 def call(cid: str, name: str, **args: object) -> Item:
@@ -50,32 +53,63 @@ def test_ranged_read_covered_by_a_later_range_and_not_the_other_way_round():
     ]
     found = find(items)
     assert 1 in found and found[1].later == 3
-    assert 3 not in found  # a narrower later read does not cover 40..139 (and 10 lines are too few to cut)
+    # a narrower later read does not cover 40..139: only the ten lines it shows again give way, in place
+    text = found[3].text
+    assert found[3].relies_on == (5,) and found[3].text != found[3].stub
+    assert "[lines 50-59 shown again in the read of x.go at turn 6]" in text
+    assert "line 49 v1\n[lines 50-59" in text and "turn 6]\n    60→line 60 v1" in text and "line 55 v1" not in text
 
 
-def test_a_full_read_loses_only_the_lines_later_reads_show_again():
+def test_a_full_read_loses_only_the_lines_later_outputs_show_again_and_keeps_edited_ones():
     items = [
         call("a", "Read", file_path="big.py"),
         out("a", numbered(1, 100)),
         call("b", "Read", file_path="big.py", offset=21, limit=40),
-        out("b", numbered(21, 40, "v2")),
+        out("b", numbered(21, 30) + "\n" + numbered(51, 10, "edited")),  # lines 51-60 were edited in between
     ]
     found = find(items)
     text = found[1].text
-    assert text.startswith("[lines 21-60 superseded by later reads of big.py, from turn 4]")
-    assert "line 20 v1" in text and "line 61 v1" in text and "line 21 v1" not in text and "line 60 v1" not in text
+    assert found[1].relies_on == (3,) and found[1].later == 3
+    assert found[1].stub == "[lines 21-50 shown again in the read of big.py at turn 4]"
+    assert "    20→line 20 v1\n[lines 21-50 shown again in the read of big.py at turn 4]\n    51→line 51 v1" in text
+    assert "line 61 v1" in text and "line 60 v1" in text  # the old text of edited lines stays
+    assert not any(f"line {k} v1" in text for k in range(21, 51))
+
+
+def test_repeated_lines_keep_their_newest_copy_and_short_runs_stay():
+    log = "\n".join(f"worker {k} finished job {k * 7}" for k in range(12))
+    items = [
+        call("a", "Bash", command="tail run.log"),
+        out("a", "first look\n" + log),
+        call("b", "Bash", command="cat run.log | head -40"),
+        out("b", "second look\n" + log + "\nworker 99 crashed with code 137"),
+        call("c", "Grep", pattern="worker", path="run.log"),
+        out("c", log),
+        call("d", "Bash", command="echo two"),
+        out("d", "worker 0 finished job 0\nworker 1 finished job 7\nsomething else entirely"),
+    ]
+    found = find(items)
+    assert set(found) == {1, 3}  # the grep holds the newest copy; a two-line run is not worth a marker
+    for i in (1, 3):
+        assert found[i].relies_on == (5,)
+        assert "worker 5 finished" not in found[i].text
+    assert (
+        found[1].text
+        == "first look\n[12 lines shown again in the search Grep " + found[1].text.split("search Grep ")[1]
+    )
+    assert "worker 99 crashed with code 137" in found[3].text  # shown once: stays
 
 
 def test_same_command_and_same_search_but_not_a_different_one():
     items = [
         call("a", "Bash", command="pytest  -q"),
-        out("a", "3 failed" + FILLER),
+        out("a", "3 failed" + filler("a1")),
         call("g", "Grep", pattern="limiter", path="internal"),
-        out("g", "internal/a.go:3: limiter" + FILLER),
+        out("g", "internal/a.go:3: limiter" + filler("b2")),
         call("b", "Bash", command="pytest -q"),
-        out("b", "all passed" + FILLER),
+        out("b", "all passed" + filler("c3")),
         call("h", "Grep", pattern="limiter", path="cmd"),
-        out("h", "cmd/x.go: limiter" + FILLER),
+        out("h", "cmd/x.go: limiter" + filler("d4")),
     ]
     found = find(items)
     assert set(found) == {1}
@@ -85,7 +119,7 @@ def test_same_command_and_same_search_but_not_a_different_one():
 def test_errors_newest_outputs_failed_later_calls_and_non_reads_are_never_superseded():
     items = [
         call("a", "Bash", command="make"),
-        out("a", "error: undefined: Limiter" + FILLER, is_error=True),  # an error: what "Errors and fixes" cite
+        out("a", "error: undefined: Limiter" + filler("e5"), is_error=True),  # an error: what "Errors and fixes" cite
         call("b", "Read", file_path="y.py"),
         out("b", numbered(1, 30)),
         call("c", "Edit", file_path="y.py", old_string="a", new_string="b"),
@@ -93,7 +127,7 @@ def test_errors_newest_outputs_failed_later_calls_and_non_reads_are_never_supers
         call("d", "Read", file_path="y.py"),
         out("d", "File does not exist.", is_error=True),  # the later read failed: keep the earlier one
         call("e", "Bash", command="make"),
-        out("e", "ok" + FILLER),
+        out("e", "ok" + filler("f6")),
         call("f", "Edit", file_path="y.py", old_string="a", new_string="b"),
         out("f", "The file y.py has been updated."),
     ]
@@ -110,9 +144,9 @@ def test_codex_shell_reads_and_commands():
         sh("b", "cat src/routes.py"),
         out("b", "".join(f"route {k} new\n" for k in range(1, 221))),
         sh("c", "git status"),
-        out("c", "clean" + FILLER),
+        out("c", "clean" + filler("g7")),
         sh("d", "git   status"),
-        out("d", "clean" + FILLER),
+        out("d", "clean" + filler("h8")),
     ]
     found = find(items)
     assert found[1].text == "[superseded by the read of src/routes.py at turn 4]"

@@ -28,7 +28,7 @@ def prefilter(
     drop: list[Locator] = []
     for v in result.results:
         if v.decision in ("truncate", "supersede"):
-            text = v.note or "" if v.decision == "supersede" else truncated(items[v.index].content, keep_chars)
+            text = result.replacements.get(v.index) or truncated(items[v.index].content, keep_chars)
             loc = where[v.index]
             if api == "anthropic":
                 new["messages"][loc[0]]["content"][loc[1]]["content"] = text
