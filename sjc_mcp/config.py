@@ -11,22 +11,40 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import re
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
+from sjc_mcp._record import Field, Record
 from sjc_mcp.errors import ConfigError
 
 SourceName = Literal["tool_output", "user_message", "previous_summary"]
 
 
-class _Table(BaseModel):
-    # Schemas are built on first validation, not at import: a process with no config file to validate
-    # (the usual hook run) never pays for them.
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+class _Table(Record):
+    """A table of the configuration. Unknown keys are errors. ``model_validate`` checks a table read from
+    TOML here (types, bounds, choices) and takes it as it is; anything it would not take as it is (a
+    wrong type, a value out of bounds, a string for a number) goes to a pydantic model of the same
+    fields, made on first need (``_pydantic``): its errors are the messages users see, and what it
+    accepts by coercion is taken as it gives it."""
+
+    def __init__(self, **data: Any) -> None:
+        valid = self.model_validate(data)
+        self.__dict__.update(valid.__dict__)
+
+    @classmethod
+    def model_validate(cls, obj: Any) -> Any:
+        if isinstance(obj, cls):
+            return obj
+        fast = _checked(cls, obj)
+        if fast is not None:
+            return fast
+        from sjc_mcp import _config_schema
+
+        return _config_schema.validate(cls, obj)
 
 
 class RetrievalConfig(_Table):
@@ -167,6 +185,79 @@ class Config(_Table):
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+# every table, by the name its field's annotation gives (``retrieval: RetrievalConfig``)
+_TABLES: dict[str, type[_Table]] = {
+    c.__name__: c for c in list(globals().values()) if isinstance(c, type) and issubclass(c, _Table) and c is not _Table
+}
+_SOURCE_NAMES = frozenset({"tool_output", "user_message", "previous_summary"})
+
+
+def _value(note: str, v: Any) -> tuple[bool, Any]:
+    """Whether ``v`` is, as it is, a value of the annotation ``note``, and the value pydantic would give."""
+    t = type(v)
+    if note == "float":
+        if t is float or t is int:
+            try:
+                f = float(v)
+            except OverflowError:
+                return False, None
+            return math.isfinite(f), f
+        return False, None
+    if note == "int":
+        return t is int, v
+    if note == "str":
+        return t is str, v
+    if note == "bool":
+        return t is bool, v
+    if note == "str | None":
+        return v is None or t is str, v
+    if note == "list[str]":
+        return t is list and all(type(x) is str for x in v), list(v) if t is list else None
+    if note == "list[SourceName]":
+        ok = t is list and all(type(x) is str and x in _SOURCE_NAMES for x in v)
+        return ok, list(v) if ok else None
+    if note == "dict[str, str]":
+        ok = t is dict and all(type(k) is str and type(x) is str for k, x in v.items())
+        return ok, dict(v) if ok else None
+    if note.startswith("Literal["):
+        return t is str and v in _literal(note), v
+    return False, None
+
+
+def _literal(note: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"""['"]([^'"]*)['"]""", note))
+
+
+def _checked(cls: type[_Table], data: Any) -> Any:
+    """``data`` as a ``cls`` when every key is a field and every value is of its type and within its
+    bounds as it is; else None (pydantic then explains, or coerces)."""
+    if type(data) is not dict:
+        return None
+    fields, notes = cls.model_fields, cls.annotations
+    out: dict[str, Any] = {}
+    for k, v in data.items():
+        f = fields.get(k)
+        if f is None:
+            return None
+        sub = _TABLES.get(notes[k])
+        if sub is not None:
+            val = v if isinstance(v, sub) else _checked(sub, v)  # a table given as one is taken as it is
+            if val is None:
+                return None
+        else:
+            ok, val = _value(notes[k], v)
+            if not ok:
+                return None
+            if (
+                (f.ge is not None and not val >= f.ge)
+                or (f.gt is not None and not val > f.gt)
+                or (f.le is not None and not val <= f.le)
+            ):
+                return None
+        out[k] = val
+    return cls.model_construct(**out)
+
+
 def _read_toml(path: Path) -> dict:
     if sys.version_info >= (3, 11):
         import tomllib
@@ -183,7 +274,7 @@ def _read_toml(path: Path) -> dict:
         raise ConfigError(f"config {path} is not valid TOML: {exc}") from exc
 
 
-def _one_line(exc: ValidationError, where: str) -> ConfigError:
+def _one_line(exc: Any, where: str) -> ConfigError:
     err = exc.errors()[0]
     loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
     if err["type"] == "extra_forbidden":
@@ -226,10 +317,16 @@ def load_config(path: str | os.PathLike[str] | None = None, env: dict[str, str] 
     if not data:
         cfg = Config.model_construct()  # nothing to validate: the defaults are valid by construction
     else:
-        try:
-            cfg = Config.model_validate(data)
-        except ValidationError as exc:
-            raise _one_line(exc, where) from None
+        cfg = _checked(Config, data)
+        if cfg is None:  # something to explain or coerce: pydantic's validation, imported only now
+            from pydantic import ValidationError
+
+            from sjc_mcp import _config_schema
+
+            try:
+                cfg = _config_schema.validate(Config, data)
+            except ValidationError as exc:
+                raise _one_line(exc, where) from None
     cfg.disabled_by_env = env.get("SJC_DISABLE", "") not in ("", "0", "false", "no")
     cfg.path = str(chosen) if chosen else None
     return cfg

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from sjc_mcp.errors import InputError, first_error
-from sjc_mcp.models import EvidenceItem, Source
+from sjc_mcp.models import Source, evidence_source
 
 MAX_INPUT = 200_000_000
 _SPECIAL = ("/proc/", "/sys/", "/dev/")
@@ -97,7 +97,7 @@ def evidence_jsonl(path: str) -> list[Source]:
         if not isinstance(obj, dict):
             raise InputError(f"{path}:{n}: expected an object {{kind, name, content}}")
         try:
-            out.append(EvidenceItem.model_validate(obj).to_source())
+            out.append(evidence_source(obj))
         except Exception as exc:
             raise InputError(f"{path}:{n}: {first_error(exc)}") from None
     return out

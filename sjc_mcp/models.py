@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from sjc_mcp._record import Field, Record
 from sjc_mcp.text import strip_marker
+
+if TYPE_CHECKING:
+    from sjc_mcp._evidence_item import EvidenceItem  # noqa: F401
 
 SourceKind = Literal["tool_output", "user_message", "previous_summary"]
 Decision = Literal["keep", "prune", "unjudged"]
 
 
-class Section(BaseModel):
+class Section(Record):
     """A heading (or XML section tag) of a summary: structure, never removed."""
 
     title: str
@@ -20,7 +22,7 @@ class Section(BaseModel):
     end: int
 
 
-class Entry(BaseModel):
+class Entry(Record):
     """One judgeable unit of a summary: a bullet, a numbered item or a prose paragraph.
 
     ``start``/``end`` delimit exactly the characters removed when the entry is pruned: its own
@@ -41,7 +43,7 @@ class Entry(BaseModel):
         return strip_marker(self.text.split("\n", 1)[0])
 
 
-class ParsedSummary(BaseModel):
+class ParsedSummary(Record):
     """A summary split into sections and entries; ``render`` deletes entries and nothing else."""
 
     text: str
@@ -65,7 +67,7 @@ class ParsedSummary(BaseModel):
         return "".join(out)
 
 
-class Source(BaseModel):
+class Source(Record):
     """One environment output a summary may draw on."""
 
     kind: SourceKind
@@ -76,7 +78,7 @@ class Source(BaseModel):
     is_error: bool = False
 
 
-class Origin(BaseModel):
+class Origin(Record):
     kind: SourceKind
     name: str | None = None
     call_id: str | None = None
@@ -88,7 +90,7 @@ class Origin(BaseModel):
         return self.kind
 
 
-class Chunk(BaseModel):
+class Chunk(Record):
     """A piece of one source of at most ``chunk_chars`` characters: what a judge reads."""
 
     id: int
@@ -98,20 +100,20 @@ class Chunk(BaseModel):
     start: int = Field(description="offset of the chunk in its source's content")
 
 
-class JudgeEntry(BaseModel):
+class JudgeEntry(Record):
     id: int
     section: str
     text: str
     evidence: list[int] = Field(default_factory=list, description="ids of retrieved chunks, best first")
 
 
-class Turn(BaseModel):
+class Turn(Record):
     role: str
     content: str
     name: str | None = None
 
 
-class JudgeRequest(BaseModel):
+class JudgeRequest(Record):
     """Everything a judge may see for one summary: nothing more is given to it."""
 
     task: str | None = None
@@ -129,7 +131,7 @@ class JudgeRequest(BaseModel):
     )
 
 
-class Judgment(BaseModel):
+class Judgment(Record):
     entry_id: int
     score: float | None = None
     quote: str | None = None
@@ -138,7 +140,7 @@ class Judgment(BaseModel):
     reason: str | None = Field(default=None, description="why: the quote and where it came from, or why none")
 
 
-class JudgeOutput(BaseModel):
+class JudgeOutput(Record):
     judgments: list[Judgment]
     name: str
     model: str
@@ -146,7 +148,7 @@ class JudgeOutput(BaseModel):
     redactions: int = Field(0, description="secrets replaced before anything left the machine")
 
 
-class EntryResult(BaseModel):
+class EntryResult(Record):
     id: int
     section: str
     text: str
@@ -159,12 +161,12 @@ class EntryResult(BaseModel):
     reason: str | None = None
 
 
-class JudgeInfo(BaseModel):
+class JudgeInfo(Record):
     name: str
     model: str
 
 
-class JudgeResult(BaseModel):
+class JudgeResult(Record):
     entries: list[EntryResult]
     threshold: float
     margin: float
@@ -192,15 +194,33 @@ class PruneResult(JudgeResult):
     would_leave: str | None = Field(None, exclude=True, description="what pruning leaves, even in shadow mode")
 
 
-class EvidenceItem(BaseModel):
-    """Evidence as a caller hands it over (CLI, MCP): one tool output or user message."""
+_EVIDENCE_KEYS = frozenset({"kind", "name", "content", "call"})
+_EVIDENCE_KINDS = ("tool_output", "user_message")
 
-    model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["tool_output", "user_message"] = "tool_output"
-    name: str | None = None
-    content: str
-    call: str | None = Field(default=None, description="the tool call that produced this output")
+def evidence_source(obj: Any) -> Source:
+    """An evidence item as a caller hands it over (``{kind, name, content, call}``) as a ``Source``.
 
-    def to_source(self) -> Source:
-        return Source(kind=self.kind, content=self.content, name=self.name, call=self.call)
+    The usual item (strings where strings belong, no other key) is read here; anything else is left to
+    ``EvidenceItem``, the pydantic model the MCP tools declare, so it is refused with pydantic's message
+    (or taken as pydantic would take it)."""
+    if type(obj) is dict and obj.keys() <= _EVIDENCE_KEYS and type(obj.get("content")) is str:
+        kind, name, call = obj.get("kind", "tool_output"), obj.get("name"), obj.get("call")
+        if (
+            type(kind) is str
+            and kind in _EVIDENCE_KINDS
+            and (name is None or type(name) is str)
+            and (call is None or type(call) is str)
+        ):
+            return Source(kind=kind, content=obj["content"], name=name, call=call)
+    from sjc_mcp._evidence_item import EvidenceItem
+
+    return EvidenceItem.model_validate(obj).to_source()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "EvidenceItem":  # a pydantic model (the MCP tools' input schema): imported when asked for
+        from sjc_mcp._evidence_item import EvidenceItem
+
+        return EvidenceItem
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

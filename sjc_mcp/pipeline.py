@@ -18,7 +18,7 @@ import hashlib
 import math
 import sys
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
 from sjc_mcp import log as decision_log
 from sjc_mcp.config import Config
@@ -28,7 +28,6 @@ from sjc_mcp.judges import make_judge
 from sjc_mcp.judges.base import Judge
 from sjc_mcp.models import (
     EntryResult,
-    EvidenceItem,
     JudgeEntry,
     JudgeInfo,
     JudgeOutput,
@@ -38,6 +37,7 @@ from sjc_mcp.models import (
     PruneResult,
     Source,
     Turn,
+    evidence_source,
 )
 from sjc_mcp.redact import redact_inputs, redacted
 from sjc_mcp.summary import split_summary
@@ -46,12 +46,21 @@ from sjc_mcp.text import estimate_tokens, is_user_section, plain_marker
 MAX_SUMMARY_BYTES = 1_000_000
 MAX_EVIDENCE_BYTES = 20_000_000
 
-EvidenceLike = Source | EvidenceItem | dict[str, Any] | str
+if TYPE_CHECKING:
+    from sjc_mcp._evidence_item import EvidenceItem
+
+# ``EvidenceItem`` is a pydantic model, imported only where it is used (the MCP tools' schemas)
+EvidenceLike = Union[Source, "EvidenceItem", dict[str, Any], str]
 MID_SESSION = "the span starts mid-session"
 
 
 def _say(msg: str) -> None:
     print(f"sjc: {msg}", file=sys.stderr)
+
+
+def _is_evidence_item(item: Any) -> bool:
+    module = sys.modules.get("sjc_mcp._evidence_item")  # none made yet if it was never imported
+    return module is not None and isinstance(item, module.EvidenceItem)
 
 
 def to_sources(evidence: Iterable[EvidenceLike]) -> list[Source]:
@@ -60,13 +69,13 @@ def to_sources(evidence: Iterable[EvidenceLike]) -> list[Source]:
     for i, item in enumerate(evidence):
         if isinstance(item, Source):
             out.append(item)
-        elif isinstance(item, EvidenceItem):
+        elif _is_evidence_item(item):
             out.append(item.to_source())
         elif isinstance(item, str):
             out.append(Source(kind="tool_output", content=item))
         elif isinstance(item, dict):
             try:
-                out.append(EvidenceItem.model_validate(item).to_source())
+                out.append(evidence_source(item))
             except Exception as exc:
                 raise InputError(f"evidence item {i}: {first_error(exc)}") from None
         else:
@@ -442,7 +451,7 @@ def prune_summary(
     would = parsed.render(remove)
     after = would if enforce else summary
     pruned = PruneResult(
-        **result.model_dump(),
+        **{name: getattr(result, name) for name in JudgeResult.model_fields},
         pruned_summary=after,
         removed=len(remove) if enforce else 0,
         kept=len(result.entries) - (len(remove) if enforce else 0),

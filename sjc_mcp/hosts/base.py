@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
-
+from sjc_mcp._record import Field, Record
 from sjc_mcp.models import Source, Turn
 
 Role = Literal["user", "assistant", "tool_call", "tool_output"]
@@ -39,7 +38,7 @@ def choose(path: object, count: int, index: int | None) -> int:
     return i % count
 
 
-class Item(BaseModel):
+class Item(Record):
     role: Role
     content: str
     name: str | None = Field(default=None, description="tool name for tool calls and outputs")
@@ -47,7 +46,7 @@ class Item(BaseModel):
     is_error: bool = False
 
 
-class Boundary(BaseModel):
+class Boundary(Record):
     """Compaction ``index`` of a transcript: the span it compacted and the summary it produced."""
 
     host: str
