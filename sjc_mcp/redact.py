@@ -27,70 +27,132 @@ _SECRET_WORD = (
 _SECRET_NAME = r"[A-Za-z0-9_.-]{0,40}" + _SECRET_WORD
 _B64 = r"[A-Za-z0-9+/=]"
 
-_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
-    ("anthropic-key", re.compile(r"sk-ant-[A-Za-z0-9_-]{20,}"), ""),
-    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"), ""),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"), ""),
-    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), ""),
-    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[\w/+-]{20,}"), ""),
-    ("slack-token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}"), ""),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"), ""),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), ""),
-    ("google-oauth", re.compile(r"\bya29\.[0-9A-Za-z_-]{20,}"), ""),
-    ("stripe-key", re.compile(r"\b(?:[rs]k|pk)_(?:live|test)_[0-9A-Za-z]{16,}\b"), ""),
-    ("huggingface-token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), ""),
-    ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), ""),
-    ("pypi-token", re.compile(r"\bpypi-AgE[A-Za-z0-9_-]{50,}"), ""),
-    ("docker-token", re.compile(r"\bdckr_pat_[A-Za-z0-9_-]{20,}"), ""),
-    ("sendgrid-key", re.compile(r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"), ""),
-    ("twilio-key", re.compile(r"\bSK[0-9a-fA-F]{32}\b"), ""),
-    ("digitalocean-token", re.compile(r"\bdo[por]_v1_[a-f0-9]{64}\b"), ""),
-    ("shopify-token", re.compile(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"), ""),
-    ("databricks-token", re.compile(r"\bdapi[a-f0-9]{32}\b"), ""),
-    ("azure-key", re.compile(r"(?i)(\b(?:AccountKey|SharedAccessKey)=)" + _B64 + r"{20,}"), r"\1[REDACTED:azure-key]"),
-    ("azure-sas", re.compile(r"([?&]sig=)[A-Za-z0-9%+/=]{20,}"), r"\1[REDACTED:azure-sas]"),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), ""),
-    ("url-password", re.compile(r"(?<=://)([^/\s:@]+):([^@\s/]+)@"), r"\1:[REDACTED:url-password]@"),
+
+class _Lazy:
+    """A pattern compiled the first time it is needed."""
+
+    __slots__ = ("args", "rx")
+
+    def __init__(self, *args: Any) -> None:
+        self.args = args
+        self.rx: re.Pattern[str] | None = None
+
+    def get(self) -> re.Pattern[str]:
+        if self.rx is None:
+            self.rx = re.compile(*self.args)
+        return self.rx
+
+
+_PATTERNS: list[tuple[str, _Lazy, str]] = [
+    ("anthropic-key", _Lazy(r"sk-ant-[A-Za-z0-9_-]{20,}"), ""),
+    ("openai-key", _Lazy(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"), ""),
+    ("github-token", _Lazy(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"), ""),
+    ("gitlab-token", _Lazy(r"\bglpat-[A-Za-z0-9_-]{20,}"), ""),
+    ("slack-webhook", _Lazy(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[\w/+-]{20,}"), ""),
+    ("slack-token", _Lazy(r"\bxox[abposre]-[A-Za-z0-9-]{10,}"), ""),
+    ("aws-access-key", _Lazy(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"), ""),
+    ("google-api-key", _Lazy(r"\bAIza[0-9A-Za-z_-]{35}\b"), ""),
+    ("google-oauth", _Lazy(r"\bya29\.[0-9A-Za-z_-]{20,}"), ""),
+    ("stripe-key", _Lazy(r"\b(?:[rs]k|pk)_(?:live|test)_[0-9A-Za-z]{16,}\b"), ""),
+    ("huggingface-token", _Lazy(r"\bhf_[A-Za-z0-9]{30,}\b"), ""),
+    ("npm-token", _Lazy(r"\bnpm_[A-Za-z0-9]{36}\b"), ""),
+    ("pypi-token", _Lazy(r"\bpypi-AgE[A-Za-z0-9_-]{50,}"), ""),
+    ("docker-token", _Lazy(r"\bdckr_pat_[A-Za-z0-9_-]{20,}"), ""),
+    ("sendgrid-key", _Lazy(r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"), ""),
+    ("twilio-key", _Lazy(r"\bSK[0-9a-fA-F]{32}\b"), ""),
+    ("digitalocean-token", _Lazy(r"\bdo[por]_v1_[a-f0-9]{64}\b"), ""),
+    ("shopify-token", _Lazy(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"), ""),
+    ("databricks-token", _Lazy(r"\bdapi[a-f0-9]{32}\b"), ""),
+    ("azure-key", _Lazy(r"(?i)(\b(?:AccountKey|SharedAccessKey)=)" + _B64 + r"{20,}"), r"\1[REDACTED:azure-key]"),
+    ("azure-sas", _Lazy(r"([?&]sig=)[A-Za-z0-9%+/=]{20,}"), r"\1[REDACTED:azure-sas]"),
+    ("jwt", _Lazy(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), ""),
+    ("url-password", _Lazy(r"(?<=://)([^/\s:@]+):([^@\s/]+)@"), r"\1:[REDACTED:url-password]@"),
     (
         "cli-password",
-        re.compile(
-            r"(\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p)(?![\s\[])([^\s'\"]+|'[^'\n]*'|\"[^\"\n]*\")"
-        ),
+        _Lazy(r"(\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p)(?![\s\[])([^\s'\"]+|'[^'\n]*'|\"[^\"\n]*\")"),
         r"\1[REDACTED:cli-password]",
     ),
     (
         "cli-password",
-        re.compile(
-            r"(?i)(--(?:password|passwd|token|api-key|secret)[= ])(?!\[REDACTED)([^\s'\"]+|'[^'\n]*'|\"[^\"\n]*\")"
-        ),
+        _Lazy(r"(?i)(--(?:password|passwd|token|api-key|secret)[= ])(?!\[REDACTED)([^\s'\"]+|'[^'\n]*'|\"[^\"\n]*\")"),
         r"\1[REDACTED:cli-password]",
     ),
     (
         "auth-header",
-        re.compile(
+        _Lazy(
             r"(?i)(\b(?:x-api-key|api-key|x-auth-token|x-goog-api-key|x-amz-security-token|private-token)"
             r"[\"']?\s*:\s*[\"']?)(?!\[REDACTED)([^\s\"',}]{8,})"
         ),
         r"\1[REDACTED:auth-header]",
     ),
-    ("bearer", re.compile(r"(?i)(\bbearer\s+)(?!\[REDACTED)[A-Za-z0-9._~+/-]{16,}=*"), r"\1[REDACTED:bearer]"),
-    ("basic-auth", re.compile(r"(?i)(\bbasic\s+)(?!\[REDACTED)[A-Za-z0-9+/]{12,}=*"), r"\1[REDACTED:basic-auth]"),
+    ("bearer", _Lazy(r"(?i)(\bbearer\s+)(?!\[REDACTED)[A-Za-z0-9._~+/-]{16,}=*"), r"\1[REDACTED:bearer]"),
+    ("basic-auth", _Lazy(r"(?i)(\bbasic\s+)(?!\[REDACTED)[A-Za-z0-9+/]{12,}=*"), r"\1[REDACTED:basic-auth]"),
     (
         "secret-assignment",
-        re.compile(r"(?m)^(\s*(?:export\s+)?" + _SECRET_NAME + r"\s*[=:]\s*)(?!\[REDACTED)([^\s].*)$", re.I),
+        _Lazy(r"(?m)^(\s*(?:export\s+)?" + _SECRET_NAME + r"\s*[=:]\s*)(?!\[REDACTED)([^\s].*)$", re.I),
         r"\1[REDACTED:secret-assignment]",
     ),
     (
         "secret-json",
-        re.compile(r"(?i)([\"']" + _SECRET_NAME + r"[\"']\s*:\s*)([\"'])(?!\[REDACTED)[^\"'\n]{4,}\2"),
+        _Lazy(r"(?i)([\"']" + _SECRET_NAME + r"[\"']\s*:\s*)([\"'])(?!\[REDACTED)[^\"'\n]{4,}\2"),
         r"\1\2[REDACTED:secret-json]\2",
     ),
     (
         "secret-keyword",
-        re.compile(r"(?i)(" + _SECRET_WORD + r"\s*=\s*)([\"'])(?!\[REDACTED)[^\"'\n]{4,}\2"),
+        _Lazy(r"(?i)(" + _SECRET_WORD + r"\s*=\s*)([\"'])(?!\[REDACTED)[^\"'\n]{4,}\2"),
         r"\1\2[REDACTED:secret-keyword]\2",
     ),
 ]
+
+
+# Per kind, lower-case strings one of which every match contains (in ASCII text): a text with none of
+# them is not searched with that pattern, and a pattern never needed is never compiled.
+_SECRET_TRIGGERS = (
+    "secret",
+    "token",
+    "passw",
+    "passphrase",
+    "pwd",
+    "api",
+    "private",
+    "access",
+    "credential",
+    "auth",
+    "account",
+    "signing",
+)
+_TRIGGERS: dict[str, tuple[str, ...]] = {
+    "anthropic-key": ("sk-ant-",),
+    "openai-key": ("sk-",),
+    "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "gitlab-token": ("glpat-",),
+    "slack-webhook": ("https://hooks.slack.com/",),
+    "slack-token": ("xox",),
+    "aws-access-key": ("akia", "asia", "abia", "acca"),
+    "google-api-key": ("aiza",),
+    "google-oauth": ("ya29.",),
+    "stripe-key": ("_live_", "_test_"),
+    "huggingface-token": ("hf_",),
+    "npm-token": ("npm_",),
+    "pypi-token": ("pypi-age",),
+    "docker-token": ("dckr_pat_",),
+    "sendgrid-key": ("sg.",),
+    "twilio-key": ("sk",),
+    "digitalocean-token": ("_v1_",),
+    "shopify-token": ("shp",),
+    "databricks-token": ("dapi",),
+    "azure-key": ("accountkey=", "sharedaccesskey="),
+    "azure-sas": ("sig=",),
+    "jwt": ("eyj",),
+    "url-password": ("://",),
+    "auth-header": ("api-key", "x-auth-token", "x-amz-security-token", "private-token"),
+    "bearer": ("bearer",),
+    "basic-auth": ("basic",),
+    "secret-assignment": _SECRET_TRIGGERS,
+    "secret-json": _SECRET_TRIGGERS,
+    "secret-keyword": _SECRET_TRIGGERS,
+    "cli-password": ("mysql", "mariadb", "--passw", "--token", "--api-key", "--secret"),
+}
 
 
 _KEY_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
@@ -132,10 +194,17 @@ def _private_keys(text: str) -> tuple[str, int]:
 
 def redact(text: str) -> tuple[str, int]:
     """``text`` with secrets replaced, and how many were replaced."""
-    text, count = _private_keys(text)
-    for kind, rx, repl in _PATTERNS:
-        text, n = rx.subn(repl or f"[REDACTED:{kind}]", text)
-        count += n
+    text, count = _private_keys(text) if "PRIVATE KEY" in text else (text, 0)
+    # ASCII text is searched only with the patterns whose trigger it contains (case-insensitive matching
+    # of other characters, such as the Kelvin sign for k, makes the test unsafe: such text is searched whole)
+    low = text.lower() if text.isascii() else None
+    for kind, lazy, repl in _PATTERNS:
+        if low is not None and not any(t in low for t in _TRIGGERS[kind]):
+            continue
+        text, n = lazy.get().subn(repl or f"[REDACTED:{kind}]", text)
+        if n:
+            count += n
+            low = text.lower() if text.isascii() else None
     return text, count
 
 
