@@ -110,8 +110,8 @@ class ProxyConfig(_Table):
 class ToolsConfig(_Table):
     keep_recent_turns: int = Field(6, ge=0, le=1000)
     judge_chars: int = Field(2000, ge=200, le=100_000, description="each result is cut to this for judging")
-    drop_below: float = Field(0.2, ge=0.0, le=1.0)
-    truncate_below: float = Field(0.45, ge=0.0, le=1.0)
+    drop_below: float = Field(0.0, ge=0.0, le=1.0)
+    truncate_below: float = Field(0.25, ge=0.0, le=1.0)
     margin: float = Field(0.05, ge=0.0, le=0.5)
     truncate_keep_chars: int = Field(400, ge=0, le=100_000)
     min_reduction: float = Field(0.10, ge=0.0, le=1.0, description="below this share saved, change nothing")

@@ -26,7 +26,7 @@ def _mode_config(config: Config, mode: str, truncate_below: float | None = None)
     if mode == "supersession":  # no relevance cut: thresholds nothing scores under
         update.update(drop_below=0.0, truncate_below=0.0)
     elif truncate_below is not None:
-        update.update(truncate_below=truncate_below, drop_below=max(0.0, truncate_below - 0.25))
+        update.update(truncate_below=truncate_below)
     return config.model_copy(update={"mode": "enforce", "tools": tools.model_copy(update=update)})
 
 
@@ -94,7 +94,7 @@ def _measure(cases: list[dict[str, Any]], config: Config, judge: Any) -> dict[st
 
 
 def identifier_retention(
-    paths: Sequence[str], config: Config, thresholds: Sequence[float] = (0.3, 0.45, 0.6, 0.7, 0.8, 0.9)
+    paths: Sequence[str], config: Config, thresholds: Sequence[float] = (0.15, 0.2, 0.25, 0.3, 0.35, 0.45)
 ) -> dict[str, Any]:
     from sjc_mcp.judges import make_judge
 

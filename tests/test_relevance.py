@@ -48,7 +48,7 @@ class Fixed:
 
 
 def cfg(tmp_path, **tools):
-    base = {"keep_recent_turns": 2, "min_reduction": 0.0}
+    base = {"keep_recent_turns": 2, "min_reduction": 0.0, "drop_below": 0.2, "truncate_below": 0.45}
     base.update(tools)
     return Config(decision_log=str(tmp_path / "l.jsonl"), kill_switch=str(tmp_path / "off"), tools=base)
 
@@ -217,6 +217,8 @@ def test_eval_tools_mode_on_real_transcripts(tmp_path):
     # supersession alone is safe: it drops something and loses no identifier the agent used later
     assert modes["supersession"]["tool_tokens_dropped"] > 0.02 and modes["supersession"]["identifiers_kept"] == 1.0
     assert modes["both"]["tool_tokens_dropped"] >= modes["supersession"]["tool_tokens_dropped"]
+    # the README's figure at the defaults: a quarter of the tool-result tokens go, 98 % of the identifiers stay
+    assert modes["both"]["tool_tokens_dropped"] >= 0.25 and modes["both"]["identifiers_kept"] >= 0.98
     # the floor is applied as the product applies it: a boundary below it changes nothing
     rows = modes["both"]["by_boundary"]
     assert all(r["tool_tokens_dropped"] == 0 for r in rows if r["status"] == "not worth a call")
@@ -235,3 +237,58 @@ def test_audit_shows_tool_pruning(tmp_path):
     html = tmp_path / "r.html"
     assert run("audit", "--html", str(html), "--log", str(tmp_path / "l.jsonl"), home=tmp_path).returncode == 0
     assert "tool results judged" in html.read_text()
+
+
+def test_offline_relevance_is_led_by_age_and_lifted_by_task_and_later_use():
+    from sjc_mcp.judges import lexical_relevance
+
+    items = [Item(role="user", content="Fix the race in refill() of the token bucket")]
+    texts = [f"unrelated listing {k}: vendor third_party docs" for k in range(21)]
+    texts[10] = "func (b *Bucket) refill() { b.tokens = n } // token bucket refill race"  # on the task
+    for i, text in enumerate(texts):
+        items += [
+            Item(role="tool_call", name="Bash", call_id=f"c{i}", content=json.dumps({"command": f"step {i}"})),
+            Item(role="tool_output", call_id=f"c{i}", content=text),
+        ]
+    req = relevance.build_request(items, Config(tools={"keep_recent_turns": 0}))
+    f = lexical_relevance.features(req)
+    assert [round(x["age"], 2) for x in f][:3] == [0.0, 0.05, 0.1] and f[-1]["age"] == 1.0
+    s = {j.entry_id: j.score for j in lexical_relevance.relevance(req).judgments}
+    unrelated = [s[k] for k in range(21) if k != 10]
+    assert unrelated == sorted(unrelated) and len(set(unrelated)) == 20  # unrelated results: the older, the lower
+    assert s[10] > s[11]  # sharing the task's words lifts a result above its newer neighbour
+    assert s[10] < s[13]  # but only a little: age leads
+
+
+def test_default_thresholds_truncate_the_oldest_and_never_drop(tmp_path):
+    items = history()
+    config = Config(decision_log=str(tmp_path / "l.jsonl"), kill_switch=str(tmp_path / "off"))
+    assert config.tools.drop_below == 0.0
+    r = relevance.prune_tool_results(
+        items,
+        config=config.model_copy(
+            update={"tools": config.tools.model_copy(update={"keep_recent_turns": 2, "min_reduction": 0.0})}
+        ),
+    )
+    d = [v.decision for v in r.results]
+    assert "drop" not in d and d[0] == "truncate" and d[-1] == "keep"
+    assert d == sorted(d, key=lambda x: x != "truncate")  # the cut ones are the oldest
+
+
+def test_a_truncated_code_result_keeps_its_declarations():
+    go = "\n".join(
+        [f"{k:>6}→// comment line {k} with nothing to keep" for k in range(1, 40)]
+        + ["    40→type CheckpointID string", "    41→", "    42→func (c CheckpointID) IsEmpty() bool {"]
+        + [f'{k:>6}→\treturn c == "" // body {k}' for k in range(43, 90)]
+        + ['    90→const EmptyCheckpointID CheckpointID = ""', "    91→	export default class Store {"]
+    )
+    cut = relevance.truncated(go, 400)
+    assert cut.startswith(go[:400]) and len(cut) < len(go)
+    for decl in ("type CheckpointID string", "IsEmpty() bool {", "const EmptyCheckpointID", "export default class"):
+        assert decl in cut
+    assert "body 60" not in cut and "characters of this result were cut" in cut
+    py = "x = 1\n" * 100 + "class Store:\n    def get(self, key):\n        return 1\n" + "y = 2\n" * 100
+    cut = relevance.truncated(py, 50)
+    assert "class Store:" in cut and "    def get(self, key):" in cut and "return 1" not in cut
+    many = "\n".join(f"def function_number_{k}(argument): pass" for k in range(500))
+    assert len(relevance.truncated(many, 100)) < 100 + relevance.OUTLINE_CHARS + 300  # the outline is bounded

@@ -262,3 +262,45 @@ def test_proxy_prefilter_stubs_a_superseded_read_in_the_compaction_request(tmp_p
     finally:
         proxy.stop()
         upstream.close()
+
+
+def test_an_output_a_marker_points_to_is_never_cut_and_a_partly_superseded_one_is_judged_on_what_remains(tmp_path):
+    from sjc_mcp.models import JudgeOutput, Judgment
+
+    class Fixed:
+        name, model = "fixed", "fixed-1"
+
+        def __init__(self, scores: dict[int, float]):
+            self.scores, self.texts = scores, {}
+
+        def relevance(self, request):
+            self.texts = {r.id: r.text for r in request.results}
+            return JudgeOutput(
+                name=self.name,
+                model=self.model,
+                judgments=[Judgment(entry_id=r.id, score=self.scores[r.id]) for r in request.results],
+            )
+
+    shared = "\n".join(f"shared line {k} of the module" for k in range(30))
+    items = [
+        Item(role="user", content="look at the module"),
+        call("a", "Bash", command="cat notes.txt"),
+        out("a", "notes header\n" + shared + "\nnotes footer only here" + filler("a")),
+        call("b", "Bash", command="git show HEAD:module.txt"),
+        out("b", shared + filler("b")),
+        Item(role="user", content="thanks"),
+    ]
+    tools = {"keep_recent_turns": 0, "min_reduction": 0.0, "truncate_below": 0.5, "truncate_keep_chars": 200}
+    config = Config(decision_log=str(tmp_path / "l.jsonl"), kill_switch=str(tmp_path / "off"), tools=tools)
+    # a stays (as what remains of it), b would be cut: b holds the lines a's marker names, so it stays whole
+    judge = Fixed({0: 0.9, 1: 0.1})
+    r = relevance.prune_tool_results(items, config=config, judge=judge)
+    d = {v.index: v.decision for v in r.results}
+    assert " shown again in the output of `git show HEAD:module.txt`" in judge.texts[0]  # judged on what remains
+    assert d == {2: "supersede", 4: "keep"} and r.messages[4].content == items[4].content
+    assert r.messages[2].content.startswith("notes header\n[30 lines shown again in the output of `git show")
+    # a is cut as well: from what remained of it, so the marker survives the cut and b is no longer relied on
+    r = relevance.prune_tool_results(items, config=config, judge=Fixed({0: 0.1, 1: 0.1}))
+    assert {v.index: v.decision for v in r.results} == {2: "truncate", 4: "truncate"}
+    assert r.messages[2].content.startswith("notes header\n[30 lines shown again in the output of `git show")
+    assert "characters of this result were cut" in r.messages[2].content

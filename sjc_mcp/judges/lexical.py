@@ -31,7 +31,7 @@ from typing import Any
 
 from sjc_mcp.judges._signals_entry import FEATURES, Span, signals
 from sjc_mcp.judges._signals_reason import Finding, reason
-from sjc_mcp.judges._signals_text import anchors, found, words
+from sjc_mcp.judges._signals_text import anchors, found
 from sjc_mcp.judges._signals_values import contradiction
 from sjc_mcp.models import JudgeOutput, JudgeRequest, Judgment, Origin
 
@@ -204,8 +204,10 @@ class LexicalJudge:
         return [[f[k] for k in FEATURES] for f, _ in self.features(request)]
 
     def relevance(self, request: Any) -> JudgeOutput:
-        """Is each tool result still needed for the current task? (see ``relevance_features``)"""
-        return relevance(request)
+        """Is each tool result still needed for the current task? (``lexical_relevance``: recency first)"""
+        from sjc_mcp.judges import lexical_relevance
+
+        return lexical_relevance.relevance(request, name=self.name)
 
     def judge(
         self, request: JudgeRequest, features: list[tuple[dict[str, float], Finding]] | None = None
@@ -244,54 +246,6 @@ def _origin(finding: Finding, request: JudgeRequest) -> Origin | None:
     if finding.source is not None and finding.source < len(request.sources):
         return Origin(kind=request.sources[finding.source].kind)
     return None
-
-
-# -- relevance of tool results ("is this result still needed for the current task?") ------------------
-# Hand-set weights: there are no labelled relevance cases; `sjc eval --mode tools` measures what they keep.
-RELEVANCE_WEIGHTS = {
-    "bias": -2.0,
-    "task": 3.5,
-    "used": 0.5,
-    "used_count": 0.5,
-    "superseded": -2.5,
-    "recency": 2.5,
-    "error": -0.8,
-}
-
-
-def relevance_features(request: Any) -> list[dict[str, float]]:
-    task_words = words(" ".join([request.task or "", *request.recent]))
-    later_calls: dict[tuple[str | None, str | None], int] = {}
-    for r in request.results:
-        later_calls[(r.tool, r.call)] = r.id  # the last call with the same tool and input
-    n = max(1, len(request.results) - 1)
-    out = []
-    for r, after in zip(request.results, request.later or [[]] * len(request.results), strict=False):
-        rw = words(r.text)
-        inter = len(rw & task_words)
-        task = inter / math.sqrt(max(1, len(rw)) * max(1, len(task_words))) if rw and task_words else 0.0
-        later_text = "\n".join(after)
-        ids = [a for a in anchors(r.text) if len(a) >= 4][:200]
-        used = sum(1 for a in ids if a in later_text and found(a, later_text))
-        out.append(
-            {
-                "task": min(1.0, task * 3),
-                "used": 1.0 if used else 0.0,
-                "used_count": math.log1p(used) / 3,
-                "superseded": 1.0 if r.call is not None and later_calls.get((r.tool, r.call)) != r.id else 0.0,
-                "recency": r.id / n if len(request.results) > 1 else 1.0,
-                "error": 1.0 if r.is_error else 0.0,
-            }
-        )
-    return out
-
-
-def relevance(request: Any) -> JudgeOutput:
-    judgments = []
-    for r, f in zip(request.results, relevance_features(request), strict=True):
-        z = RELEVANCE_WEIGHTS["bias"] + sum(RELEVANCE_WEIGHTS[k] * v for k, v in f.items())
-        judgments.append(Judgment(entry_id=r.id, score=round(1 / (1 + math.exp(-z)), 4)))
-    return JudgeOutput(judgments=judgments, name=LexicalJudge.name, model="lexical-relevance-1")
 
 
 def make(config: Any) -> LexicalJudge:
