@@ -4,6 +4,7 @@ finding (quote, place, contradiction, backing call …) its reason is written fr
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 
 from sjc_mcp.judges._signals_actions import Call, backing, call_input, calls, describe_input
 from sjc_mcp.judges._signals_reason import Finding, Places
@@ -68,13 +69,6 @@ class Span:
             for w in ws:
                 df[w] = get(w, 0) + 1
         self.df = df
-        self.windows: dict[int, list[set[str]]] = {}
-        for cid, lines in self.lines.items():
-            ws = [w for _, w in lines]
-            if len(ws) > 2:
-                self.windows[cid] = [a | b | c for a, b, c in zip(ws, ws[1:], ws[2:], strict=False)]
-            else:
-                self.windows[cid] = [set().union(*ws)] if ws else []
         self.all_text = "\n".join(c.text for c in request.evidence)
         sources: list[Source] = list(request.sources)
         if not sources:  # a request built without its sources: the pooled chunks stand in
@@ -86,6 +80,7 @@ class Span:
         self.users = [(i, s.content, words(s.content)) for i, s in enumerate(sources) if s.kind == "user_message"]
         self.prev_ids = [cid for cid, c in self.chunks.items() if c.origin.kind == "previous_summary"]
         self.prose = [(p, words(p)) for p in request.assistant_prose]
+        self._prose_index: dict[str, list[int]] | None = None
         self.prose_text = "\n".join(request.assistant_prose)[:500_000]
         self.task_words = words(request.task or "")
         self._lowered: list[str] | None = None
@@ -95,6 +90,27 @@ class Span:
         if self._lowered is None:  # built once, at the first value that needs it: one lower-cased copy
             self._lowered = [f"{s.call or ''}\n{s.content}".lower() for s in self.sources]
         return any(probe.states_lowered(self._lowered[i]) for i in range(len(self.sources) - 1, after, -1))
+
+    def prose_with(self, ws: set[str]) -> list[int]:
+        """The paragraphs of the agent's prose that share a word with ``ws``, in order."""
+        if self._prose_index is None:
+            index: dict[str, list[int]] = {}
+            for i, (_, pw) in enumerate(self.prose):
+                for w in pw:
+                    index.setdefault(w, []).append(i)
+            self._prose_index = index
+        get = self._prose_index.get
+        return sorted({i for w in ws for i in get(w, ())})
+
+    def best_window(self, cid: int, ws: set[str], cov: Callable[[set[str]], float]) -> float:
+        """The best ``cov`` of three consecutive lines of chunk ``cid`` (of all its lines when it has fewer):
+        the words of each window ``ws`` has, so that a window with none of them costs nothing."""
+        hits = [ws & lw for _, lw in self.lines[cid]]
+        if len(hits) > 2:
+            windows: Iterable[set[str]] = (a | b | c for a, b, c in zip(hits, hits[1:], hits[2:], strict=False))
+        else:
+            windows = [set().union(*hits)] if hits else []
+        return max((cov(w) for w in windows if w), default=0.0)
 
     def place(self, chunk: Chunk | None) -> str:
         return self.places.of(chunk.source) if chunk is not None else "evidence"
@@ -122,14 +138,16 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
     mine_texts = [chunks[c].text for c in mine]
     seen: set[str] = set().union(*(span.words[cid] for cid in mine)) if mine else set()
     best_chunk = max((cov(span.words[cid]) for cid in mine), default=0.0)
-    best_window = max((cov(w) for cid in mine for w in span.windows[cid]), default=0.0)
+    best_window = max((span.best_window(cid, ew, cov) for cid in mine), default=0.0)
     user, user_src, user_text = max(
         ((cov(uw), i, content) for i, content, uw in span.users), default=(0.0, None, None), key=lambda t: t[0]
     )
     # how much of one user message the entry restates (a short request covered by a longer entry)
     user_restated = max((len(ew & uw) / max(3, len(uw)) for _, _, uw in span.users), default=0.0) if ew else 0.0
     previous = max((cov(span.words[cid]) for cid in span.prev_ids), default=0.0)
-    prose_best = max(span.prose, key=lambda p: cov(p[1]), default=None)
+    # the first paragraph that covers most (one sharing no word covers nothing: the first of all, then)
+    candidates = [span.prose[i] for i in span.prose_with(ew)] if ew else []
+    prose_best = max(candidates or span.prose[:1], key=lambda p: cov(p[1]), default=None)
     prose_cov = cov(prose_best[1]) if prose_best else 0.0
     an = anchors(text)
     hits = sum(1 for a in an if found(a, span.all_text))  # found() searches once: no `in` test first
