@@ -10,7 +10,6 @@ every passage, which is what keeps a 2 MB span fast.
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -223,7 +222,13 @@ class EvidenceIndex:
             return []
         if not self._np:
             acc = self._accumulate_python(query)
-            return heapq.nsmallest(k, acc.items(), key=lambda kv: (-kv[1], kv[0]))
+            if len(acc) > k:  # only passages scoring at least the k-th best score can be among the k
+                kth = sorted(acc.values(), reverse=True)[k - 1]
+                items = [kv for kv in acc.items() if kv[1] >= kth]
+            else:
+                items = list(acc.items())
+            items.sort(key=lambda kv: (-kv[1], kv[0]))
+            return items[:k]
         import numpy as np
 
         acc, touched = self._accumulate(query)

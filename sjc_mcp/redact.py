@@ -105,9 +105,10 @@ _PATTERNS: list[tuple[str, _Lazy, str]] = [
 ]
 
 
-# Per kind, lower-case strings one of which every match contains (in ASCII text): a text with none of
-# them is not searched with that pattern, and a pattern never needed is never compiled.
-_SECRET_TRIGGERS = (
+# Per kind, what every match contains (see ``_lowered``): one of its words (in the text as it is for a pattern
+# that minds case, else in the lower-cased text), and one character of each group. A text without them
+# is not searched with that pattern, and a pattern never needed is never compiled.
+_SECRET_WORDS = (
     "secret",
     "token",
     "passw",
@@ -121,37 +122,38 @@ _SECRET_TRIGGERS = (
     "account",
     "signing",
 )
-_TRIGGERS: dict[str, tuple[str, ...]] = {
-    "anthropic-key": ("sk-ant-",),
-    "openai-key": ("sk-",),
-    "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-    "gitlab-token": ("glpat-",),
-    "slack-webhook": ("https://hooks.slack.com/",),
-    "slack-token": ("xox",),
-    "aws-access-key": ("akia", "asia", "abia", "acca"),
-    "google-api-key": ("aiza",),
-    "google-oauth": ("ya29.",),
-    "stripe-key": ("_live_", "_test_"),
-    "huggingface-token": ("hf_",),
-    "npm-token": ("npm_",),
-    "pypi-token": ("pypi-age",),
-    "docker-token": ("dckr_pat_",),
-    "sendgrid-key": ("sg.",),
-    "twilio-key": ("sk",),
-    "digitalocean-token": ("_v1_",),
-    "shopify-token": ("shp",),
-    "databricks-token": ("dapi",),
-    "azure-key": ("accountkey=", "sharedaccesskey="),
-    "azure-sas": ("sig=",),
-    "jwt": ("eyj",),
-    "url-password": ("://",),
-    "auth-header": ("api-key", "x-auth-token", "x-amz-security-token", "private-token"),
-    "bearer": ("bearer",),
-    "basic-auth": ("basic",),
-    "secret-assignment": _SECRET_TRIGGERS,
-    "secret-json": _SECRET_TRIGGERS,
-    "secret-keyword": _SECRET_TRIGGERS,
-    "cli-password": ("mysql", "mariadb", "--passw", "--token", "--api-key", "--secret"),
+_QUOTES = ("'", '"')
+_TRIGGERS: dict[str, tuple[bool, tuple[str, ...], tuple[tuple[str, ...], ...]]] = {
+    "anthropic-key": (True, ("sk-ant-",), ()),
+    "openai-key": (True, ("sk-",), ()),
+    "github-token": (True, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), ()),
+    "gitlab-token": (True, ("glpat-",), ()),
+    "slack-webhook": (True, ("https://hooks.slack.com/",), ()),
+    "slack-token": (True, ("xox",), ()),
+    "aws-access-key": (True, ("AKIA", "ASIA", "ABIA", "ACCA"), ()),
+    "google-api-key": (True, ("AIza",), ()),
+    "google-oauth": (True, ("ya29.",), ()),
+    "stripe-key": (True, ("_live_", "_test_"), ()),
+    "huggingface-token": (True, ("hf_",), ()),
+    "npm-token": (True, ("npm_",), ()),
+    "pypi-token": (True, ("pypi-AgE",), ()),
+    "docker-token": (True, ("dckr_pat_",), ()),
+    "sendgrid-key": (True, ("SG.",), ()),
+    "twilio-key": (True, ("SK",), ()),
+    "digitalocean-token": (True, ("_v1_",), ()),
+    "shopify-token": (True, ("shp",), ()),
+    "databricks-token": (True, ("dapi",), ()),
+    "azure-key": (False, ("accountkey=", "sharedaccesskey="), ()),
+    "azure-sas": (True, ("sig=",), ()),
+    "jwt": (True, ("eyJ",), ()),
+    "url-password": (True, ("://",), (("@",),)),
+    "cli-password": (False, ("mysql", "mariadb", "--passw", "--token", "--api-key", "--secret"), ()),
+    "auth-header": (False, ("api-key", "x-auth-token", "x-amz-security-token", "private-token"), ((":",),)),
+    "bearer": (False, ("bearer",), ()),
+    "basic-auth": (False, ("basic",), ()),
+    "secret-assignment": (False, _SECRET_WORDS, (("=", ":"),)),
+    "secret-json": (False, _SECRET_WORDS, ((":",), _QUOTES)),
+    "secret-keyword": (False, _SECRET_WORDS, (("=",), _QUOTES)),
 }
 
 
@@ -192,19 +194,33 @@ def _private_keys(text: str) -> tuple[str, int]:
     return "".join(out), count
 
 
+# The only characters a case-insensitive pattern matches to an ASCII letter (İ ı ſ and the Kelvin sign:
+# ``tests/test_redact_triggers.py`` checks the list against every code point).
+FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
+
+
+def _lowered(text: str) -> str | None:
+    """The text lower-cased for the trigger test, or None when the test is unsafe (such a text is searched
+    with every pattern): a match's trigger word is then in the text as it is, or in this lower-cased copy."""
+    if text.isascii() or not any(c in text for c in FOLDS_TO_ASCII):
+        return text.lower()
+    return None
+
+
 def redact(text: str) -> tuple[str, int]:
     """``text`` with secrets replaced, and how many were replaced."""
     text, count = _private_keys(text) if "PRIVATE KEY" in text else (text, 0)
-    # ASCII text is searched only with the patterns whose trigger it contains (case-insensitive matching
-    # of other characters, such as the Kelvin sign for k, makes the test unsafe: such text is searched whole)
-    low = text.lower() if text.isascii() else None
+    low = _lowered(text)
     for kind, lazy, repl in _PATTERNS:
-        if low is not None and not any(t in low for t in _TRIGGERS[kind]):
-            continue
+        if low is not None:
+            exact, words, needs = _TRIGGERS[kind]
+            where = text if exact else low
+            if not any(w in where for w in words) or not all(any(c in text for c in group) for group in needs):
+                continue
         text, n = lazy.get().subn(repl or f"[REDACTED:{kind}]", text)
         if n:
             count += n
-            low = text.lower() if text.isascii() else None
+            low = _lowered(text)
     return text, count
 
 

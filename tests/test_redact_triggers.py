@@ -53,6 +53,9 @@ SAMPLES = [
     "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\\n",
 ]
 NON_ASCII = [
+    "caf\u00e9 \u2014 export API_TOKEN=abc123def \u2192 ok",
+    "r\u00e9sum\u00e9: Bearer abcdefghijklmnopqrstuvwxyz0123 \u2026",
+    "\u00fcber x-api-key: abcdefgh12345678",
     "to\u212aen = 'abcd1234efgh'",
     "\u017fecret = 'abcd1234efgh'",
     "pa\u017f\u017fword: abcdefgh",
@@ -77,6 +80,12 @@ def variants(s: str) -> list[str]:
 def test_same_as_searching_with_every_pattern(sample):
     for text in variants(sample):
         assert R.redact(text) == full_scan(text), text
+
+
+def test_only_the_listed_characters_fold_to_ascii_letters():
+    letter = re.compile("(?i)[a-z]")
+    found = [chr(cp) for cp in range(128, 0x110000) if not 0xD800 <= cp <= 0xDFFF and letter.fullmatch(chr(cp))]
+    assert sorted(found) == sorted(R.FOLDS_TO_ASCII)
 
 
 def test_every_kind_has_triggers_and_a_sample_that_redacts():
