@@ -297,8 +297,10 @@ def _run_tools(args: argparse.Namespace) -> int:
         print(json.dumps([m.model_dump(exclude_none=True) for m in r.messages], indent=1, ensure_ascii=False))
     else:
         for v in r.results:
-            score = "  -  " if v.score is None else f"{v.score:.2f}"
-            print(f"{v.decision:8} {score}  {v.tool or '?':12} {v.chars_before:>8} chars")
+            score = "-" if v.score is None else f"{v.score:.2f}"
+            note = f"  {v.note}" if v.note else ""
+            sizes = f"{v.chars_before:>8} -> {v.chars_after:>8} chars"
+            print(f"{v.decision:9} {score:>5}  {v.tool or '?':12} {sizes}{note}")
         print(f"{r.status}: tool-result characters {r.chars_before} -> {r.chars_after}", file=sys.stderr)
     for err in r.errors:
         print(f"sjc: {err}", file=sys.stderr)

@@ -258,7 +258,8 @@ def find(items: Sequence[Item], cutoff: int, turn_of: Sequence[int]) -> dict[int
         whole = next(((j, lt) for j, lt in same if t.covered_by(lt)), None)
         if whole is not None:
             line = stub(whole[1], turn_of[whole[0]])
-            out[i] = Superseded(i, whole[0], line, line, (whole[0],))
+            if len(line) < len(items[i].content):  # a stub longer than the output saves nothing
+                out[i] = Superseded(i, whole[0], line, line, (whole[0],))
     # Newest first: each output's remaining text is what later outputs show for the ones before it.
     seen: dict[str, int] = {}
     name_of: dict[int, str] = {}

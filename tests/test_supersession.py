@@ -304,3 +304,22 @@ def test_an_output_a_marker_points_to_is_never_cut_and_a_partly_superseded_one_i
     assert {v.index: v.decision for v in r.results} == {2: "truncate", 4: "truncate"}
     assert r.messages[2].content.startswith("notes header\n[30 lines shown again in the output of `git show")
     assert "characters of this result were cut" in r.messages[2].content
+
+
+def test_a_stub_longer_than_the_output_is_not_used_and_a_short_result_is_never_truncated(tmp_path):
+    items = [
+        Item(role="user", content="clean up"),
+        call("a", "Bash", command="rm -f build/REVIEW.md"),
+        out("a", "done"),
+        call("b", "Bash", command="rm -f build/REVIEW.md"),
+        out("b", "done"),
+        Item(role="user", content="thanks"),
+    ]
+    assert find(items) == {}
+    config = Config(
+        decision_log=str(tmp_path / "l.jsonl"),
+        kill_switch=str(tmp_path / "off"),
+        tools={"keep_recent_turns": 0, "min_reduction": 0.0, "truncate_below": 1.0},
+    )
+    r = relevance.prune_tool_results(items, config=config)
+    assert [v.decision for v in r.results] == ["keep", "keep"] and r.messages == items
