@@ -11,6 +11,7 @@ every passage, which is what keeps a 2 MB span fast.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -112,37 +113,45 @@ class EvidenceIndex:
         vocab = self.vocab
         lookup = {w.encode(): i for w, i in vocab.items()}
         n = len(self.passages)
-        counts: list[dict[int, int]] = []
         lens: list[int] = []
-        current: dict[int, int] = {}
-        length = 0
         get = lookup.get
-        for w in words:
-            t = get(w)
-            if t is not None:
-                current[t] = current.get(t, 0) + 1
-                length += 1
-            elif w == b"\x01":
-                counts.append(current)
-                lens.append(length)
-                current, length = {}, 0
-        self._post: list[list[tuple[int, float]]] = [[] for _ in vocab]
+        # per word, the passages holding it with its count there, in passage order (a passage's words are
+        # those up to the next separator token, counted in C); BM25 contributions are worked out per word
+        # when a query first needs it (``_postings``): most words of a span are in no entry
+        raw: list[list[tuple[int, int]]] = [[] for _ in vocab]
+        start, find, pid = 0, words.index, 0
+        while True:
+            try:
+                stop = find(b"\x01", start)
+            except ValueError:
+                break
+            length = 0
+            for w, tf in Counter(words[start:stop]).items():
+                t = get(w)
+                if t is not None:
+                    raw[t].append((pid, tf))
+                    length += tf
+            lens.append(length)
+            start, pid = stop + 1, pid + 1
+        self._raw = raw
+        self._post: list[list[tuple[int, float]] | None] = [None] * len(vocab)
         if not n or not vocab:
+            self._post = [[] for _ in vocab]
             return
-        df = [0] * len(vocab)
-        for c in counts:
-            for t in c:
-                df[t] += 1
-        idf = self._idf(n, df)
+        idf = self._idf(n, [len(r) for r in raw])
         avgdl = sum(lens) / n
-        post = self._post
-        k1p = K1 + 1
-        for pid, c in enumerate(counts):
-            norm = K1 * (1 - B + B * lens[pid] / avgdl) if avgdl else K1
-            for t in sorted(c):
-                tf = float(c[t])
-                post[t].append((pid, idf[t] * tf * k1p / (tf + norm)))
+        self._norm = [K1 * (1 - B + B * ln / avgdl) if avgdl else K1 for ln in lens]
+        self._idf_list = idf
         self.idf = dict(zip(vocab, idf, strict=True))
+
+    def _postings(self, t: int) -> list[tuple[int, float]]:
+        """Word ``t``'s passages and its BM25 contribution to each (small spans; worked out once)."""
+        post = self._post[t]
+        if post is None:
+            idf, norm, k1p = self._idf_list[t], self._norm, K1 + 1
+            post = [(pid, idf * float(tf) * k1p / (float(tf) + norm[pid])) for pid, tf in self._raw[t]]
+            self._post[t] = post
+        return post
 
     def _build_numpy(self, words: list[bytes], dropped: set[bytes]) -> None:
         import numpy as np
@@ -185,7 +194,7 @@ class EvidenceIndex:
         for term in tokens(query):  # a repeated word counts again, as in rank_bm25
             t = self.vocab.get(term)
             if t is not None:
-                for pid, c in self._post[t]:
+                for pid, c in self._postings(t):
                     acc[pid] = get(pid, 0.0) + c
         return acc
 
