@@ -1,18 +1,19 @@
 """Pruning of tool results: superseded outputs first, then relevance ("is this result still needed?").
 
-A filter, not a rewrite. First, outputs that a later identical read, command or search supersedes are
-replaced by a one-line stub naming the later call (``supersession.py``; no judge). Then the remaining
-candidates, completed tool results outside the pinned first user message and the most recent turns,
-are judged (cut to ``judge_chars`` for judging) and kept, truncated (the call stays, the result is cut
-to its head with a note saying what was cut) or dropped (call and result). Biased toward keeping:
-below ``drop_below - margin`` drops, below ``truncate_below - margin`` truncates, and a score the judge
-returns for many results at once (an uninformative answer) never cuts. If the whole pass would save
-less than ``min_reduction`` of the tool-result characters, nothing changes and the log says "not
-worth a call".
-"""
+A filter, not a rewrite. First, outputs that a later read, command or search of the same thing supersedes
+become a one-line stub naming the later call, and runs of lines a later output shows again give way to a
+line naming where (``supersession.py``; no judge). Then the remaining candidates, completed tool results
+outside the pinned first user message and the most recent turns (a partly superseded one as what remains
+of it), are judged (cut to ``judge_chars`` for judging) and kept, truncated (the call stays, the result is
+cut to its head and its declaration lines with a note saying what was cut) or dropped (call and result).
+Biased toward keeping: below ``drop_below - margin`` drops, below ``truncate_below - margin`` truncates, a
+score the judge returns for many results at once (an uninformative answer) never cuts, and an output a
+stub or marker names stays whole. If the whole pass would save less than ``min_reduction`` of the
+tool-result characters, nothing changes and the log says "not worth a call"."""
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 import sys
@@ -41,13 +42,16 @@ class ToolResult(BaseModel):
     call: str | None
     text: str
     is_error: bool = False
+    later_from: int = Field(0, description="where in the request's ``later`` the messages after this result begin")
 
 
 class RelevanceRequest(BaseModel):
     task: str | None
     recent: list[str] = Field(default_factory=list, description="the most recent turns, oldest first")
     results: list[ToolResult]
-    later: list[list[str]] = Field(default_factory=list, description="per result: what came after it")
+    later: list[str] = Field(
+        default_factory=list, description="what the user and the agent said and called, in order (see later_from)"
+    )
 
 
 class ToolVerdict(BaseModel):
@@ -135,9 +139,10 @@ def build_request(items: Sequence[Item], config: Config, task: str | None = None
     first_user = next((it.content for it in items if it.role == "user"), None)
     recent_from = recent_start(items, cfg.keep_recent_turns) if cfg.keep_recent_turns else len(items)
     recent = [f"{it.role}{' ' + it.name if it.name else ''}: {it.content[:2000]}" for it in items[recent_from:]]
-    later = [
-        [it.content for it in items[r.index + 1 :] if it.role in ("assistant", "tool_call", "user")] for r in results
-    ]
+    said = [i for i, it in enumerate(items) if it.role in ("assistant", "tool_call", "user")]
+    for r in results:
+        r.later_from = bisect.bisect_right(said, r.index)
+    later = [items[i].content for i in said]
     return RelevanceRequest(task=task or first_user, recent=recent, results=results, later=later)
 
 
@@ -183,7 +188,7 @@ def _remaining(full: RelevanceRequest, keep: list[int], sup: dict[int, Any], con
         r.model_copy(update={"text": sup[r.id].text[:cut]}) if r.id in sup else r
         for r in (full.results[n] for n in keep)
     ]
-    return full.model_copy(update={"results": results, "later": [full.later[n] for n in keep] if full.later else []})
+    return full.model_copy(update={"results": results})
 
 
 def _redacted_request(

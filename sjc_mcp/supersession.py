@@ -31,6 +31,8 @@ Per host, the calls that read:
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import re
 import shlex
@@ -247,15 +249,16 @@ def find(items: Sequence[Item], cutoff: int, turn_of: Sequence[int]) -> dict[int
         usable = not it.is_error and bool(it.content.strip())
         outputs.append((i, target(calls[it.call_id]), usable))
     out: dict[int, Superseded] = {}
-    for pos, (i, t, usable) in enumerate(outputs):
+    by_thing: dict[tuple[str, str], list[tuple[int, Target]]] = {}  # what is read -> its usable outputs, in order
+    for i, t, usable in outputs:
+        if t is not None and usable:
+            by_thing.setdefault((t.kind, t.key), []).append((i, t))
+    for i, t, usable in outputs:
         if i >= cutoff or not usable or t is None:
             continue
-        same = [
-            (j, lt)
-            for j, lt, ok in outputs[pos + 1 :]
-            if ok and lt is not None and lt.kind == t.kind and lt.key == t.key
-        ]
-        whole = next(((j, lt) for j, lt in same if t.covered_by(lt)), None)
+        same = by_thing[(t.kind, t.key)]
+        later = itertools.islice(same, bisect.bisect_right(same, i, key=lambda x: x[0]), None)
+        whole = next(((j, lt) for j, lt in later if t.covered_by(lt)), None)
         if whole is not None:
             line = stub(whole[1], turn_of[whole[0]])
             if len(line) < len(items[i].content):  # a stub longer than the output saves nothing

@@ -25,18 +25,31 @@ TASK = 0.1  # a result that shares all its words with the task and recent turns 
 USED = 0.1  # a result whose identifiers the agent's later messages use e times is lifted by USED × log(1+e)/3
 
 
+def _last_use(ids: set[str], later: list[str]) -> dict[str, int]:
+    """For each identifier, the index of the last message in ``later`` holding it as a whole token (-1: none).
+    One pass from the end per identifier, stopping at the first hit: linear in the text for each."""
+    out: dict[str, int] = {}
+    for a in ids:
+        out[a] = -1
+        for j in range(len(later) - 1, -1, -1):
+            if a in later[j] and found(a, later[j]):
+                out[a] = j
+                break
+    return out
+
+
 def features(request: Any) -> list[dict[str, float]]:
     """Per result: ``age`` (0 oldest … 1 newest among the candidates), ``task`` (word overlap with the task
     and the recent turns, 0…1), ``used`` (log of how many of its identifiers later messages and calls use)."""
     task_words = words(" ".join([request.task or "", *request.recent]))
     n = len(request.results)
+    ids = [[a for a in anchors(r.text) if len(a) >= 4][:200] for r in request.results]
+    last = _last_use({a for x in ids for a in x}, request.later)
     out = []
-    for k, (r, after) in enumerate(zip(request.results, request.later or [[]] * n, strict=False)):
+    for k, (r, mine) in enumerate(zip(request.results, ids, strict=True)):
         rw = words(r.text)
         overlap = len(rw & task_words) / math.sqrt(len(rw) * len(task_words)) if rw and task_words else 0.0
-        later_text = "\n".join(after)
-        ids = [a for a in anchors(r.text) if len(a) >= 4][:200]
-        used = sum(1 for a in ids if a in later_text and found(a, later_text))
+        used = sum(1 for a in mine if last[a] >= r.later_from)
         out.append(
             {
                 "age": k / (n - 1) if n > 1 else 1.0,
