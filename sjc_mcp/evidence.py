@@ -194,6 +194,9 @@ class EvidenceIndex:
         for term in tokens(query):  # a repeated word counts again, as in rank_bm25
             t = self.vocab.get(term)
             if t is not None:
+                if not acc:  # the first word's contributions as they are (0.0 + c is c)
+                    acc.update(self._postings(t))
+                    continue
                 for pid, c in self._postings(t):
                     acc[pid] = get(pid, 0.0) + c
         return acc

@@ -40,6 +40,13 @@ class Index:
     turns: dict[str, list[str]] = field(default_factory=dict)  # API message id -> uuids of its assistant records
     session_id: str | None = None
     bad_lines: int = 0
+    # the records since the last compaction, as parsed here (up to PARSED_BYTES of their lines): what a
+    # judgment of the open span reads again, so it is not parsed twice
+    parsed: dict[str, dict[str, Any]] = field(default_factory=dict)
+    parsed_bytes: int = 0
+
+
+PARSED_BYTES = 8_000_000
 
 
 def index(path: Path) -> Index:
@@ -73,11 +80,19 @@ def index(path: Path) -> Index:
                 idx.recs[uuid] = Rec(here, None, "boundary", rec.get("logicalParentUuid"), rec.get("timestamp", ""))
                 idx.boundaries.append(uuid)
                 last_boundary = uuid
-            elif rec.get("isCompactSummary"):
+                idx.parsed, idx.parsed_bytes = {}, 0
+                continue
+            if idx.parsed_bytes + len(raw) <= PARSED_BYTES:
+                idx.parsed[uuid] = rec
+                idx.parsed_bytes += len(raw)
+            else:
+                idx.parsed.pop(uuid, None)  # a record under the same id read before is not this one
+            if rec.get("isCompactSummary"):
                 msg = rec.get("message")
                 body = msg.get("content") if isinstance(msg, dict) else None
                 if not (isinstance(body, str) and body.strip()) and not (isinstance(body, list) and body):
                     idx.malformed += 1  # a summary record with no summary in it: skipped, counted
+                    idx.parsed.pop(uuid, None)
                     continue
                 idx.recs[uuid] = Rec(here, rec.get("parentUuid"), "summary", None, rec.get("timestamp", ""))
                 parent = rec.get("parentUuid")

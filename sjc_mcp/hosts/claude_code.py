@@ -146,7 +146,8 @@ def _items(rec: dict[str, Any], session_dir: Path) -> list[Item]:
 
 def _read_items(idx: Index, fh: Any, uuid: str, session_dir: Path) -> list[Item]:
     try:
-        return _items(_read_at(fh, idx.recs[uuid].offset), session_dir)
+        rec = idx.parsed.get(uuid)
+        return _items(rec if rec is not None else _read_at(fh, idx.recs[uuid].offset), session_dir)
     except (ValueError, RecursionError):
         return []
 

@@ -81,6 +81,7 @@ class Span:
         self.prev_ids = [cid for cid, c in self.chunks.items() if c.origin.kind == "previous_summary"]
         self.prose = [(p, words(p)) for p in request.assistant_prose]
         self._prose_index: dict[str, list[int]] | None = None
+        self._line_words: dict[str, list[tuple[str, set[str]]]] = {}
         self.prose_text = "\n".join(request.assistant_prose)[:500_000]
         self.task_words = words(request.task or "")
         self._lowered: list[str] | None = None
@@ -90,6 +91,13 @@ class Span:
         if self._lowered is None:  # built once, at the first value that needs it: one lower-cased copy
             self._lowered = [f"{s.call or ''}\n{s.content}".lower() for s in self.sources]
         return any(probe.states_lowered(self._lowered[i]) for i in range(len(self.sources) - 1, after, -1))
+
+    def lines_of(self, text: str) -> list[tuple[str, set[str]]]:
+        """The lines of a user message or prose paragraph with their words (worked out once per text)."""
+        got = self._line_words.get(text)
+        if got is None:
+            got = self._line_words[text] = _lines_of(text)
+        return got
 
     def prose_with(self, ws: set[str]) -> list[int]:
         """The paragraphs of the agent's prose that share a word with ``ws``, in order."""
@@ -190,7 +198,7 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
     finding = Finding(
         score=0.0,
         tally=tally or None,
-        prose_only=_line_of(prose_best[0], weight) if prose_best and f["prose"] > 0.25 else None,
+        prose_only=_line_of(prose_best[0], weight, span) if prose_best and f["prose"] > 0.25 else None,
         unbacked=[k for k in kinds if not any(k in c.kinds for c in span.calls)] or None,
         plan=bool(directive) or f["forward"] > 0,
     )
@@ -204,7 +212,7 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
     elif user_text is not None and user > 0 and user >= max(best_chunk, best_window, previous):
         chunk, quote = _quote(weight, [(chunks[c], span.lines[c]) for c in mine], span)
         finding.user, finding.source = True, user_src
-        finding.quote = _line_of(user_text, weight) or quote
+        finding.quote = _line_of(user_text, weight, span) or quote
         finding.place = span.places.of(user_src)
     else:
         chunk, quote = _quote(weight, [(chunks[c], span.lines[c]) for c in mine], span)
@@ -212,14 +220,18 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
     return f, finding
 
 
-def _line_of(text: str, weight: dict[str, float]) -> str | None:
+def _line_of(text: str, weight: dict[str, float], span: Span | None = None) -> str | None:
     """The line of ``text`` that covers the entry's weighted words best."""
     best, line = 0.0, None
-    for ln in text[:200_000].splitlines():
-        s = sum(weight[w] for w in words(ln) & weight.keys())
+    for ln, lw in span.lines_of(text) if span is not None else _lines_of(text):
+        s = sum(weight[w] for w in lw & weight.keys())
         if s > best:
             best, line = s, ln.strip()[:240]
     return line
+
+
+def _lines_of(text: str) -> list[tuple[str, set[str]]]:
+    return [(ln, words(ln)) for ln in text[:200_000].splitlines()]
 
 
 def _quote(
