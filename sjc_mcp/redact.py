@@ -20,6 +20,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from sjc_mcp.text import safe_lower
+
 _SECRET_WORD = (
     r"(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|PWD|API_?KEY|APIKEY|PRIVATE_?KEY|ACCESS_?KEY"
     r"|CLIENT_?SECRET|CREDENTIALS?|AUTH_?KEY|ACCOUNT_?KEY|SIGNING_?KEY)[A-Za-z0-9_.-]{0,40}"
@@ -194,17 +196,10 @@ def _private_keys(text: str) -> tuple[str, int]:
     return "".join(out), count
 
 
-# The only characters a case-insensitive pattern matches to an ASCII letter (İ ı ſ and the Kelvin sign:
-# ``tests/test_redact_triggers.py`` checks the list against every code point).
-FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
-
-
 def _lowered(text: str) -> str | None:
     """The text lower-cased for the trigger test, or None when the test is unsafe (such a text is searched
     with every pattern): a match's trigger word is then in the text as it is, or in this lower-cased copy."""
-    if text.isascii() or not any(c in text for c in FOLDS_TO_ASCII):
-        return text.lower()
-    return None
+    return safe_lower(text)
 
 
 def redact(text: str) -> tuple[str, int]:

@@ -31,6 +31,19 @@ BULLET_RE = re.compile(
 )
 
 
+# The only characters a case-insensitive pattern matches to an ASCII letter (İ ı ſ and the Kelvin sign;
+# ``tests/test_redact_triggers.py`` checks the list against every code point).
+FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
+
+
+def safe_lower(text: str) -> str | None:
+    """``text`` lower-cased, for a quick test that an ASCII word a case-insensitive pattern spells out is
+    in it before the pattern is run; None when that test is unsafe (it holds one of ``FOLDS_TO_ASCII``)."""
+    if text.isascii() or not any(c in text for c in FOLDS_TO_ASCII):
+        return text.lower()
+    return None
+
+
 def strip_marker(line: str) -> str:
     """A line without its indentation and list marker."""
     m = BULLET_RE.match(line)

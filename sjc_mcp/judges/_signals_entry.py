@@ -20,7 +20,7 @@ from sjc_mcp.judges._signals_text import (
 )
 from sjc_mcp.judges._signals_values import Probe, contradiction, probes, test_count_conflict, unsourced_counts
 from sjc_mcp.models import Chunk, JudgeRequest, Source
-from sjc_mcp.text import STOPWORDS, is_forward_section
+from sjc_mcp.text import STOPWORDS, is_forward_section, safe_lower
 
 FEATURES = (
     # how much of the entry the evidence retrieved for it states
@@ -82,6 +82,7 @@ class Span:
         self.prose = [(p, words(p)) for p in request.assistant_prose]
         self._prose_index: dict[str, list[int]] | None = None
         self._line_words: dict[str, list[tuple[str, set[str]]]] = {}
+        self._safe_lower: dict[str, str | None] = {}
         self.prose_text = "\n".join(request.assistant_prose)[:500_000]
         self.task_words = words(request.task or "")
         self._lowered: list[str] | None = None
@@ -91,6 +92,15 @@ class Span:
         if self._lowered is None:  # built once, at the first value that needs it: one lower-cased copy
             self._lowered = [f"{s.call or ''}\n{s.content}".lower() for s in self.sources]
         return any(probe.states_lowered(self._lowered[i]) for i in range(len(self.sources) - 1, after, -1))
+
+    def lowered(self, texts: list[str]) -> list[str | None]:
+        """Each text's ``safe_lower`` (worked out once per text)."""
+        cache, out = self._safe_lower, []
+        for t in texts:
+            if t not in cache:
+                cache[t] = safe_lower(t)
+            out.append(cache[t])
+        return out
 
     def lines_of(self, text: str) -> list[tuple[str, set[str]]]:
         """The lines of a user message or prose paragraph with their words (worked out once per text)."""
@@ -165,7 +175,12 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
 
     values = probes(text, span.all_text, an)
     others = mine_texts + [u for _, u, _ in span.users]
-    tally = [c for c, _ in unsourced_counts(text, span.prose_text, others, later, values)]
+    tally = [
+        c
+        for c, _ in unsourced_counts(
+            text, span.prose_text, others, later, values, span.lowered(others), span.lowered([span.prose_text])[0]
+        )
+    ]
     conflict = contradiction(text, mine_texts, span.all_text, later, values) if mine else None
     conflict_chunk = chunks[mine[conflict.text]] if conflict else None
     if conflict is None:

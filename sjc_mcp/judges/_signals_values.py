@@ -207,17 +207,31 @@ def contradiction(
 
 
 def unsourced_counts(
-    entry: str, prose: str, sources: Sequence[str], verify: Verify, found_probes: list[Probe] | None = None
+    entry: str,
+    prose: str,
+    sources: Sequence[str],
+    verify: Verify,
+    found_probes: list[Probe] | None = None,
+    lowered: Sequence[str | None] | None = None,
+    prose_lowered: str | None = None,
 ) -> list[tuple[str, bool]]:
     """Counts the entry states ("16 findings", "6 changes across 7 files") that no source states for
-    that thing: tallies of the agent or the compressor. Each with whether the agent's prose states it."""
+    that thing: tallies of the agent or the compressor. Each with whether the agent's prose states it.
+    ``lowered``, ``prose_lowered``: each source's and the prose's ``safe_lower``, if at hand (a text without
+    the probe's word is not searched)."""
     out = []
     for p in found_probes if found_probes is not None else probes(entry, ""):
         if not p.count or p.before or not all(_PLURAL.match(t) and t not in _VERBS for t in p.thing):
             continue
-        if any(p.states(t) for t in sources) or verify(p, -1):
+        quick = lowered is not None and p.key.isascii()
+        if any(
+            p.states(t)
+            for i, t in enumerate(sources)
+            if not (quick and lowered[i] is not None and p.key not in lowered[i])
+        ) or verify(p, -1):
             continue
-        out.append((f"{p.value[0]} {sorted(p.thing)[0]}", bool(prose) and p.states(prose)))
+        in_prose = bool(prose) and not (quick and prose_lowered is not None and p.key not in prose_lowered)
+        out.append((f"{p.value[0]} {sorted(p.thing)[0]}", in_prose and p.states(prose)))
     return out
 
 
