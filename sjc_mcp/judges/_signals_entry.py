@@ -4,6 +4,7 @@ finding (quote, place, contradiction, backing call …) its reason is written fr
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable
 
 from sjc_mcp.judges._signals_actions import Call, backing, call_input, calls, describe_input
@@ -47,6 +48,11 @@ FEATURES = (
 )
 
 
+# the line breaks of ``str.splitlines`` other than "\n"; and ``WORD3``'s words or a "\n"
+_OTHER_BREAK = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+_WORD_OR_NL = re.compile(WORD3.pattern + r"|\n")
+
+
 class Span:
     """Per-request work shared by every entry: chunk words and lines, the calls, the user messages."""
 
@@ -57,6 +63,15 @@ class Span:
         find, stop = WORD3.findall, STOPWORDS
         self.lines = {}
         for cid, c in self.chunks.items():
+            if not _OTHER_BREAK.search(c.text):
+                # lines end only at "\n": the words of all lines in one pass, a "\n" token between lines
+                pieces = " ".join(_WORD_OR_NL.findall(c.text.lower())).split("\n")
+                self.lines[cid] = [
+                    (ln, set(piece.split()) - stop)
+                    for ln, piece in zip(c.text.split("\n"), pieces, strict=True)
+                    if ln.strip()
+                ]
+                continue
             lowered = c.text.lower().splitlines()
             self.lines[cid] = [
                 (ln, set(find(low)) - stop) for ln, low in zip(c.text.splitlines(), lowered, strict=True) if ln.strip()
