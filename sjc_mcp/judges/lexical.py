@@ -83,10 +83,11 @@ class Weights:
     @classmethod
     def default(cls) -> Weights:
         """The weights shipped in the package (fitted on the labelled dev cases by ``sjc calibrate``)."""
-        from importlib.resources import files
+        from pathlib import Path  # the package's own folder (importlib.resources costs more to import)
 
         try:
-            return cls.from_json(json.loads(files("sjc_mcp").joinpath("data/lexical_weights.json").read_text()))
+            shipped = Path(__file__).resolve().parent.parent / "data" / "lexical_weights.json"
+            return cls.from_json(json.loads(shipped.read_text()))
         except (OSError, ValueError, KeyError):
             fallback = Model(_FALLBACK["bias"], {k: v for k, v in _FALLBACK.items() if k != "bias"})
             return cls(fallback, fallback)
