@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from sjc_mcp._plain import plain
 from sjc_mcp.models import Chunk, Origin, Source
 from sjc_mcp.text import STOPWORDS, tokens
 
@@ -53,7 +53,7 @@ def source_text(src: Source) -> str:
     return src.content
 
 
-@dataclass
+@plain
 class Passage:
     chunk: int
     start: int  # offset inside the chunk text

@@ -10,12 +10,13 @@ mid-session when the first record's parent is not in the file).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sjc_mcp._plain import field, plain
 
-@dataclass
+
+@plain
 class Rec:
     offset: int
     parent: str | None
@@ -27,7 +28,7 @@ class Rec:
     msg: str | None = None  # an assistant record's API message id: one model turn's blocks share it
 
 
-@dataclass
+@plain
 class Index:
     recs: dict[str, Rec] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)  # uuids in file order
@@ -130,7 +131,7 @@ def before(idx: Index, uuid: str) -> str | None:
     return idx.order[i] if i >= 0 else None
 
 
-@dataclass
+@plain
 class Walk:
     uuids: list[str]  # the span's records on the chain, oldest first
     previous: str | None  # the summary record that opened the span (the previous compaction's), if any

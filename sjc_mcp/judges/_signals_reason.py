@@ -4,8 +4,7 @@ own words, a contradicted value), with the nearest evidence labelled as not supp
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from sjc_mcp._plain import plain
 from sjc_mcp.judges._signals_actions import Call, call_input, describe_input
 from sjc_mcp.models import Chunk, Source
 
@@ -52,7 +51,7 @@ def quoted(text: str | None, n: int = 160) -> str:
     return f'"{_short(text or "", n)}"'
 
 
-@dataclass
+@plain
 class Finding:
     """What the signals found for one entry, enough to say why it was scored as it was."""
 
