@@ -26,6 +26,8 @@ B = 0.75
 EPSILON = 0.25
 # spans of more words than this (about 400 KB of tool output) are indexed with numpy; smaller ones in Python
 NUMPY_FROM_WORDS = 50_000
+# the text of this many characters of chunks is read into words at a time (memory: no list of every word)
+BATCH_CHARS = 1_000_000
 
 
 def _cut(text: str, size: int) -> list[tuple[int, int]]:
@@ -72,7 +74,17 @@ class EvidenceIndex:
         self.chunks: list[Chunk] = []
         self.passages: list[Passage] = []
         seen: dict[str, int] = {}
-        pieces: list[str] = []  # every passage, lower-cased, each followed by a separator
+        self.vocab: dict[str, int] = {}
+        self.idf: dict[str, float] = {}
+        # Words are read a batch of passages at a time, as bytes: every byte that is not [a-z0-9] becomes
+        # a space, and a separator token closes each passage (words are the runs the regex in ``tokens``
+        # finds). Each word gets its id when first seen (-1: the separator, -2: a stopword or a letter).
+        self._lookup: dict[bytes, int] = {b"\x01": -1}
+        self._words: list[bytes] | None = []  # every word, while the span is small enough for Python
+        self._ids: list[Any] = []  # numpy arrays of word ids, batch by batch, once it is not
+        self._n_words = 0
+        pieces: list[str] = []  # the batch's passages, lower-cased
+        size = 0
         for si, src in enumerate(self.sources):
             text = source_text(src)
             origin = Origin.model_construct(kind=src.kind, name=src.name, call_id=src.call_id)
@@ -88,21 +100,38 @@ class EvidenceIndex:
                 for ps, pe in _cut(body, passage_chars):
                     self.passages.append(Passage(cid, ps, pe))
                     pieces.append(lowered[ps:pe])
-        # One pass over everything, as bytes: every byte that is not [a-z0-9] becomes a space, and a
-        # separator token closes each passage. Words are the runs the regex in ``tokens`` finds.
-        joined = (" \x01 ".join(pieces) + " \x01 ").encode("utf-8", "surrogatepass") if pieces else b""
-        words = joined.translate(_KEEP).split()
-        distinct = set(words)
-        dropped = {w for w in distinct if len(w) < 2 or w in _STOP_BYTES}
-        self.vocab = {w.decode(): i for i, w in enumerate(distinct - dropped)}
-        self.idf: dict[str, float] = {}
+                size += len(body)
+                if size >= BATCH_CHARS:
+                    self._read_batch(pieces)
+                    pieces, size = [], 0
+        if pieces:
+            self._read_batch(pieces)
         # A small span is indexed in plain Python (no numpy to import: most hook runs judge a span of a
         # few hundred kilobytes); a large one with numpy, in one vectorised pass. Both give the same scores.
-        self._np = len(words) > NUMPY_FROM_WORDS
+        self._np = self._words is None
         if self._np:
-            self._build_numpy(words, dropped)
+            self._build_numpy()
         else:
-            self._build_python(words)
+            self._build_python(self._words or [])
+        del self._lookup, self._words, self._ids
+
+    def _read_batch(self, pieces: list[str]) -> None:
+        words = (" \x01 ".join(pieces) + " \x01 ").encode("utf-8", "surrogatepass").translate(_KEEP).split()
+        lookup, vocab = self._lookup, self.vocab
+        for w in set(words).difference(lookup):
+            if len(w) < 2 or w in _STOP_BYTES:
+                lookup[w] = -2
+            else:
+                lookup[w] = vocab[w.decode()] = len(vocab)
+        self._n_words += len(words)
+        if self._words is not None:
+            self._words += words
+            if self._n_words <= NUMPY_FROM_WORDS:
+                return
+            words, self._words = self._words, None  # large: from here on, ids in numpy arrays
+        import numpy as np
+
+        self._ids.append(np.fromiter(map(lookup.__getitem__, words), dtype=np.int64, count=len(words)))
 
     def _idf(self, n: int, df: list[int]) -> list[float]:
         idf = [math.log(n - d + 0.5) - math.log(d + 0.5) for d in df]
@@ -153,28 +182,31 @@ class EvidenceIndex:
             self._post[t] = post
         return post
 
-    def _build_numpy(self, words: list[bytes], dropped: set[bytes]) -> None:
+    def _build_numpy(self) -> None:
         import numpy as np
 
         vocab = self.vocab
         n = len(self.passages)
-        stop, sep = len(vocab), len(vocab) + 1
-        lookup = dict.fromkeys(dropped, stop)
-        lookup[b"\x01"] = sep
-        lookup.update((w.encode(), i) for w, i in vocab.items())
-        ids = np.fromiter(map(lookup.__getitem__, words), dtype=np.int64, count=len(words))
-        is_sep = ids == sep
+        ids = np.concatenate(self._ids) if self._ids else np.zeros(0, dtype=np.int64)
+        self._ids = []
+        is_sep = ids == -1
         pids = np.cumsum(is_sep) - is_sep  # the passage each word belongs to
-        keep = ids < stop
+        keep = ids >= 0
         ids, pids = ids[keep], pids[keep]
+        del is_sep, keep  # a 32 MB span has millions of words: let each array go once used
         if not n or not vocab:
             self._starts = np.zeros(1, dtype=np.int64)
             self._pids = self._contrib = np.zeros(0)
             return
         lens = np.bincount(pids, minlength=n).astype(np.float64)
         # one posting per (word, passage), sorted by word then passage; its count is the term frequency
-        pairs, tf = np.unique(ids * n + pids, return_counts=True)
+        ids *= n
+        ids += pids
+        del pids
+        pairs, tf = np.unique(ids, return_counts=True)
+        del ids
         post_word, post_pid = pairs // n, pairs % n
+        del pairs
         df = np.bincount(post_word, minlength=len(vocab))
         idf = np.asarray(self._idf(n, df.tolist()), dtype=np.float64)
         avgdl = float(lens.mean())
