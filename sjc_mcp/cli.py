@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
 
 
-class _Parser(argparse.ArgumentParser):
-    """Bad arguments: one line and exit 2, not the usage block."""
+def _parser(**kwargs: Any) -> argparse.ArgumentParser:
+    """The parser (argparse is imported here: a hook event never needs it). Bad arguments: one line and
+    exit 2, not the usage block."""
+    import argparse
 
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> None:  # type: ignore[override]
+            self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    return _Parser(**kwargs)
 
 
 def _add_judge_args(p: argparse.ArgumentParser) -> None:
@@ -32,7 +39,7 @@ def _add_judge_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = _parser(
         prog="sjc",
         description="Source-Judged Compaction: drop the entries of a compaction summary that no tool "
         "output, user message or previous summary supports.",
@@ -392,7 +399,27 @@ def _run_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _hook_args(argv: Sequence[str]) -> tuple[str, str | None] | None:
+    """``hook HOST [--config FILE]`` in the plain forms hosts run it (the parser is not built for them:
+    every hook event is a process of its own); None for anything else, which the parser reads."""
+    args = list(argv)
+    if len(args) < 2 or args[0] != "hook" or args[1].startswith("-"):
+        return None
+    if len(args) == 2:
+        return args[1], None
+    if len(args) == 3 and args[2].startswith("--config="):
+        return args[1], args[2].split("=", 1)[1]
+    if len(args) == 4 and args[2] == "--config" and not args[3].startswith("-"):
+        return args[1], args[3]
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    quick = _hook_args(sys.argv[1:] if argv is None else argv)
+    if quick is not None:  # never fails the host: no exit code but 0, no traceback
+        from sjc_mcp.hook import main as hook_main
+
+        return hook_main(*quick)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.command:
