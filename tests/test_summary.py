@@ -282,7 +282,11 @@ def test_render_invariants_generated(text, data):
     # every heading stays, and what is kept splits again into the same entries
     again = split_summary(out, p.host)
     assert [s.title for s in again.sections] == [s.title for s in p.sections]
-    assert [e.text for e in again.entries] == [e.text for e in p.entries if e.id not in remove]
+    kept = [e.text for e in p.entries if e.id not in remove]
+    if again.unstructured:  # nothing left, or one block of text and no heading: nothing to judge, by design
+        assert not kept or (len(kept) == 1 and not [s for s in p.sections if s.title != "Analysis"]), again.unstructured
+    else:
+        assert [e.text for e in again.entries] == kept
 
 
 def _real_summaries():
