@@ -80,7 +80,7 @@ def test_default_paths_follow_xdg(monkeypatch, tmp_path):
     assert c.kill_switch_path == tmp_path / "cfg" / "sjc" / "disabled"
     assert c.decision_log_path == tmp_path / "state" / "sjc" / "decisions.jsonl"
     (tmp_path / "cfg" / "sjc").mkdir(parents=True)
-    (tmp_path / "cfg" / "sjc" / "config.toml").write_text('threshold = 0.3\n')
+    (tmp_path / "cfg" / "sjc" / "config.toml").write_text("threshold = 0.3\n")
     assert load_config(env={}).threshold == 0.3
     (tmp_path / "cfg" / "sjc" / "disabled").touch()
     assert "kill switch" in (load_config(env={}).disabled() or "")

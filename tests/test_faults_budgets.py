@@ -65,7 +65,13 @@ def drip():
 
 @pytest.mark.parametrize("judge", ["openai", "anthropic", "jev"])
 def test_a_dripping_judge_server_ends_at_the_deadline_with_entries_kept_unjudged(judge, drip, tmp_path):
-    table = {"base_url": drip.url, "connect_timeout_s": 1, "read_timeout_s": 1.5, "total_timeout_s": 2, "max_retries": 1}
+    table = {
+        "base_url": drip.url,
+        "connect_timeout_s": 1,
+        "read_timeout_s": 1.5,
+        "total_timeout_s": 2,
+        "max_retries": 1,
+    }
     config = Config(
         judge=judge, decision_log=str(tmp_path / "log.jsonl"), kill_switch=str(tmp_path / "off"), **{judge: table}
     )

@@ -31,9 +31,7 @@ def variants() -> dict[str, bytes]:
         "lf": text,
         "crlf": text.replace(b"\n", b"\r\n"),
         "cr": text.replace(b"\n", b"\r"),
-        "mixed": b"".join(
-            line + (b"\r\n" if i % 2 else b"\n") for i, line in enumerate(text.split(b"\n")[:-1])
-        ),
+        "mixed": b"".join(line + (b"\r\n" if i % 2 else b"\n") for i, line in enumerate(text.split(b"\n")[:-1])),
         "bom": b"\xef\xbb\xbf" + text,
     }
 

@@ -43,7 +43,11 @@ GCP = json.dumps(
 
 # (kind, text planted in a tool output, the secret that must not leave)
 PLANTED = [
-    ("anthropic", "ANTHROPIC=sk-ant-api03-Zx81kQmP0vR7sT2uW4yA6cE8gI0kM2oQ", "sk-ant-api03-Zx81kQmP0vR7sT2uW4yA6cE8gI0kM2oQ"),
+    (
+        "anthropic",
+        "ANTHROPIC=sk-ant-api03-Zx81kQmP0vR7sT2uW4yA6cE8gI0kM2oQ",
+        "sk-ant-api03-Zx81kQmP0vR7sT2uW4yA6cE8gI0kM2oQ",
+    ),
     ("openai", "using key sk-proj-Q2w3E4r5T6y7U8i9O0pLkJhGfDsA", "sk-proj-Q2w3E4r5T6y7U8i9O0pLkJhGfDsA"),
     ("github", "remote: ghp_R4nd0mT0k3nV4lu3F0rT3st1ngPurp0s3s12", "ghp_R4nd0mT0k3nV4lu3F0rT3st1ngPurp0s3s12"),
     ("gitlab", "CI_TOKEN used glpat-x8Yv2Qw9Er3Ty6Ui1Op4", "glpat-x8Yv2Qw9Er3Ty6Ui1Op4"),
@@ -57,8 +61,16 @@ PLANTED = [
     ("aws-secret", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq9vR2sT5u", "wJalrXUtnFEMI/K7MDENG"),
     ("google", "maps key AIzaSyD4x7Qm2Vb9Nc1Lk8Jh5Gf3Ds6Aa0Pp1Oo", "AIzaSyD4x7Qm2Vb9Nc1Lk8Jh5Gf3Ds6Aa0Pp1Oo"),
     ("stripe", "STRIPE sk_live_51Hq8Zr2eZvKYlo2C0a1b2c3d4", "sk_live_51Hq8Zr2eZvKYlo2C0a1b2c3d4"),
-    ("huggingface", "huggingface-cli login --token hf_QwErTyUiOpAsDfGhJkLzXcVbNm0123456789", "hf_QwErTyUiOpAsDfGhJkLzXcVbNm0123456789"),
-    ("npm", "//registry.npmjs.org/:_authToken=npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"),
+    (
+        "huggingface",
+        "huggingface-cli login --token hf_QwErTyUiOpAsDfGhJkLzXcVbNm0123456789",
+        "hf_QwErTyUiOpAsDfGhJkLzXcVbNm0123456789",
+    ),
+    (
+        "npm",
+        "//registry.npmjs.org/:_authToken=npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+        "npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    ),
     (
         "azure",
         "DefaultEndpointsProtocol=https;AccountName=ordersblob;AccountKey=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg==;EndpointSuffix=core.windows.net",
@@ -80,7 +92,11 @@ PLANTED = [
         "session=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r",
         "eyJzdWIiOiIxMjM0NTY3ODkwIn0",
     ),
-    ("sendgrid", "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", "TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc"),
+    (
+        "sendgrid",
+        "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",
+        "TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc",
+    ),
     ("rsa-4096", RSA_4096, RSA_4096_SECRET),
     ("openssh-ed25519", ED25519, ED25519_SECRET),
     ("pgp", PGP, PGP_SECRET),
@@ -170,7 +186,9 @@ def test_no_planted_secret_reaches_a_loopback_judge(kind, tmp_path, monkeypatch)
             "2. Key Technical Concepts:\n   - secrets.txt holds the private key, tokens, AccountKey, mysql password\n"
             f"   - END RSA PRIVATE KEY line after {RSA_4096.splitlines()[-2]}\n",
         )
-        prune_summary(summary, evidence, config=config, previous_summary=f"Earlier: {PLANTED[0][1]}", task=PLANTED[1][1])
+        prune_summary(
+            summary, evidence, config=config, previous_summary=f"Earlier: {PLANTED[0][1]}", task=PLANTED[1][1]
+        )
         bodies = json.dumps([r["body"] for r in api.requests])
         assert api.requests and "[REDACTED" in bodies
         leaked = [k for k, _, secret in PLANTED if secret in bodies or json.dumps(secret)[1:-1] in bodies]
@@ -229,7 +247,9 @@ def test_the_html_report_is_private_and_redacted(tmp_path):
             "boundary_id": "b1",
             "threshold": 0.5,
             "margin": 0.05,
-            "entries": [{"id": 0, "section": "Pending Tasks", "text": f"- push with {token}", "score": 0.1, "decision": "prune"}],
+            "entries": [
+                {"id": 0, "section": "Pending Tasks", "text": f"- push with {token}", "score": 0.1, "decision": "prune"}
+            ],
             "removed": 1,
             "kept": 0,
         },

@@ -110,7 +110,12 @@ def test_install_over_an_older_install_replaces_its_stale_events(isolated_home):
                 {"matcher": "compact", "hooks": [{"type": "command", "command": "/old/sjc hook claude-code"}]},
                 {"matcher": "startup", "hooks": [{"type": "command", "command": "echo hi"}]},
             ],
-            "PostCompact": [{"matcher": "manual|auto", "hooks": [{"type": "command", "command": "/old/sjc hook claude-code", "timeout": 5}]}],
+            "PostCompact": [
+                {
+                    "matcher": "manual|auto",
+                    "hooks": [{"type": "command", "command": "/old/sjc hook claude-code", "timeout": 5}],
+                }
+            ],
         }
     }
     settings.write_text(json.dumps(old))
