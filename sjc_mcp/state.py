@@ -13,6 +13,9 @@ without loading the config, so an event with nothing to do costs no more than st
   away first, so two hooks running at once cannot both take it).
 - ``<session>.judging.*``: one per judgment running in the background (the hook payload it judges);
   removed when it ends.
+
+A session's files go once nothing has touched them for ``KEEP_DAYS`` (``sweep``, run after a judgment at
+most once a day), so the folder does not grow with every session ever run.
 """
 
 from __future__ import annotations
@@ -72,6 +75,36 @@ def json_object(path: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+KEEP_DAYS = 30
+
+
+def sweep(folder: Path, keep_s: float = KEEP_DAYS * 86400, every_s: float = 86400) -> int:
+    """Remove the files in ``folder`` untouched for ``keep_s`` seconds, at most once per ``every_s`` (a
+    ``.swept`` file keeps the time); the number removed. Never raises: a file that cannot go stays."""
+    mark = folder / ".swept"
+    now = time.time()
+    try:
+        if now - mark.stat().st_mtime < every_s:
+            return 0
+    except OSError:
+        pass
+    removed = 0
+    try:
+        mark.touch(mode=0o600)
+        os.utime(mark)
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for e in entries:
+        if e.name == ".swept":
+            continue
+        with contextlib.suppress(OSError):
+            if e.is_file(follow_symlinks=False) and now - e.stat(follow_symlinks=False).st_mtime > keep_s:
+                os.unlink(e.path)
+                removed += 1
+    return removed
 
 
 class SessionState:

@@ -418,3 +418,38 @@ def test_codex_encrypted_summary_is_nothing_to_judge(tmp_path):
     assert r.returncode == 0 and r.stdout == ""
     rec = log_records(home)[-1]
     assert rec["status"] == "nothing" and "encrypted" in rec["note"]
+
+
+def test_a_judgment_sweeps_away_the_state_of_sessions_idle_for_a_month(tmp_path):
+    """Run as the host runs it: a Codex PostCompact judges, and the state files of sessions nobody has
+    touched for over 30 days go; recent ones and the judged session's stay; a second judgment the same
+    day does not sweep again."""
+    from sjc_mcp import state
+
+    sessions = tmp_path / ".local" / "state" / "sjc" / "sessions"
+    sessions.mkdir(parents=True)
+    old = [sessions / n for n in ("gone.json", "gone.lock", "gone.recent.json", "gone.note", "gone.judging.1.2")]
+    fresh = [sessions / n for n in ("busy.json", "busy.note")]
+    month = time.time() - 31 * 86400
+    for p in old + fresh:
+        p.write_text("{}")
+    for p in old:
+        os.utime(p, (month, month))
+    os.utime(fresh[0], (time.time() - 29 * 86400,) * 2)
+    rollout = tmp_path / "rollout.jsonl"
+    rollout.write_text(
+        json.dumps({"timestamp": "t", "type": "session_meta", "payload": {"id": "cx"}})
+        + "\n"
+        + json.dumps({"timestamp": "t", "type": "compacted", "payload": {"message": "**Next steps**\n- Ship it\n"}})
+        + "\n"
+    )
+    payload = {"session_id": "cx", "hook_event_name": "PostCompact", "transcript_path": str(rollout), "cwd": "/w"}
+    r = run_hook("codex", payload, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert not [p for p in old if p.exists()], sorted(os.listdir(sessions))
+    assert all(p.exists() for p in fresh) and (sessions / "cx.json").exists()
+    # within a day: nothing is swept again, however old
+    (sessions / "late.json").write_text("{}")
+    os.utime(sessions / "late.json", (month, month))
+    assert state.sweep(sessions) == 0 and (sessions / "late.json").exists()
+    assert state.sweep(sessions, every_s=0) == 1 and not (sessions / "late.json").exists()

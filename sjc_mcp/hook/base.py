@@ -164,8 +164,11 @@ class HookBase:
         }
 
     def _remember(self, result: dict[str, Any]) -> None:
+        from sjc_mcp.state import sweep
+
         with self.state.update() as st:
             st.setdefault("judged", {})[result["key"]] = result
+        sweep(self.state.folder)  # the state of sessions untouched for a month (at most once a day)
 
     def _user_line(self, done: dict[str, Any]) -> str:
         n = len(done["pruned"])
