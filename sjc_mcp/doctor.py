@@ -131,6 +131,16 @@ def _listening(url: str) -> bool:
         return False
 
 
+def _registered(host: str, server: dict[str, Any], headers: dict[str, str], http_fix: str, stdio_fix: str) -> Check:
+    """Whether the MCP server ``host`` registers as sjc answers: over HTTP at its ``url`` (with ``headers``),
+    else started from its ``command``."""
+    if server.get("url"):
+        ok, detail = mcp_http_answers(str(server["url"]), headers)
+        return Check(OK if ok else FAIL, host, f"MCP server sjc (HTTP): {detail}", None if ok else http_fix)
+    ok, detail = mcp_answers([server["command"], *server.get("args", [])], server.get("env"))
+    return Check(OK if ok else FAIL, host, f"MCP server sjc registered: {detail}", None if ok else stdio_fix)
+
+
 def _claude_code(home: Path, env: dict[str, str]) -> list[Check]:
     from sjc_mcp import install
 
@@ -146,19 +156,15 @@ def _claude_code(home: Path, env: dict[str, str]) -> list[Check]:
         out.append(Check(WARN, "claude-code", "hooks not installed", "sjc install claude-code"))
     servers = json_object(home / ".claude.json").get("mcpServers") or {}
     server = servers.get("sjc") if isinstance(servers, dict) else None
-    if isinstance(server, dict) and server.get("url"):
+    if isinstance(server, dict) and (server.get("url") or server.get("command")):
         headers = {str(k): os.path.expandvars(str(v)) for k, v in (server.get("headers") or {}).items()}
-        ok, detail = mcp_http_answers(str(server["url"]), headers)
-        fix = "check that the server runs and the Authorization header's token"
-        out.append(Check(OK if ok else FAIL, "claude-code", f"MCP server sjc (HTTP): {detail}", None if ok else fix))
-    elif isinstance(server, dict) and server.get("command"):
-        ok, detail = mcp_answers([server["command"], *server.get("args", [])], server.get("env"))
         out.append(
-            Check(
-                OK if ok else FAIL,
+            _registered(
                 "claude-code",
-                f"MCP server sjc registered: {detail}",
-                None if ok else 'claude mcp remove sjc && claude mcp add --scope user sjc -- "$(command -v sjc-mcp)"',
+                server,
+                headers,
+                "check that the server runs and the Authorization header's token",
+                'claude mcp remove sjc && claude mcp add --scope user sjc -- "$(command -v sjc-mcp)"',
             )
         )
     elif plugin:
@@ -242,19 +248,10 @@ def _codex() -> list[Check]:
             headers["Authorization"] = f"Bearer {os.environ.get(str(token_var), '')}"
         for header, var in (server.get("env_http_headers") or {}).items():
             headers[str(header)] = os.environ.get(str(var), "")
-        ok, detail = mcp_http_answers(str(server["url"]), headers)
         fix = f"check that the server runs and ${token_var or 'the token variable'} holds its token"
-        out.append(Check(OK if ok else FAIL, "codex", f"MCP server sjc (HTTP): {detail}", None if ok else fix))
+        out.append(_registered("codex", server, headers, fix, ""))
     elif isinstance(server, dict) and server.get("command"):
-        ok, detail = mcp_answers([server["command"], *server.get("args", [])], server.get("env"))
-        out.append(
-            Check(
-                OK if ok else FAIL,
-                "codex",
-                f"MCP server sjc registered: {detail}",
-                None if ok else f"fix command in [mcp_servers.sjc] of {config_file}",
-            )
-        )
+        out.append(_registered("codex", server, {}, "", f"fix command in [mcp_servers.sjc] of {config_file}"))
         if server.get("required") is not True:
             out.append(
                 Check(

@@ -112,3 +112,18 @@ def test_doctor_checks_an_http_registration_with_its_token(tmp_path):
         r = sjc(tmp_path, "doctor", SJC_MCP_TOKEN="wrong-token-0000000000")
         assert r.returncode == 1
         assert any(line.startswith("FAIL") and "401" in line for line in lines(r, "claude-code")), r.stdout
+
+
+def test_doctor_checks_codex_mcp_registration(tmp_path):
+    codex_home = tmp_path / "codex-home"
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text('[mcp_servers.sjc]\ncommand = "/nowhere/sjc-mcp"\n')
+    r = sjc(tmp_path, "doctor", CODEX_HOME=str(codex_home))
+    assert r.returncode == 1
+    assert any(
+        line.startswith("FAIL") and "fix: fix command in [mcp_servers.sjc]" in line for line in lines(r, "codex")
+    ), r.stdout
+    exe = json.dumps(str(Path(sjc_exe()).parent / "sjc-mcp"))
+    (codex_home / "config.toml").write_text(f"[mcp_servers.sjc]\ncommand = {exe}\nrequired = true\n")
+    r = sjc(tmp_path, "doctor", CODEX_HOME=str(codex_home))
+    assert any(line.startswith("ok") and "answered initialize" in line for line in lines(r, "codex")), r.stdout
