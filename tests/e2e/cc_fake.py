@@ -197,18 +197,8 @@ class FakeClaudeAPI:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def _send_json(self, code: int, obj: Any) -> None:
-                data = json.dumps(obj).encode()
-                self.send_response(code)
-                self.send_header("content-type", "application/json")
-                self.send_header("request-id", "req_" + uuid.uuid4().hex[:16])
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(data)
-
             def do_GET(self) -> None:
-                self._send_json(200, {})
+                send_json(self, 200, {})
 
             do_HEAD = do_GET
 
@@ -223,17 +213,8 @@ class FakeClaudeAPI:
                 with fake.lock:
                     fake.exchanges.append(ex)
                 if code != 200 or not body.get("stream") or "content" not in answer:
-                    return self._send_json(code, answer)
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream; charset=utf-8")
-                self.send_header("request-id", "req_" + uuid.uuid4().hex[:16])
-                self.send_header("transfer-encoding", "chunked")
-                self.end_headers()
-                for name, data in events(answer):
-                    chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                self.wfile.write(b"0\r\n\r\n")
-                self.wfile.flush()
+                    return send_json(self, code, answer)
+                send_stream(self, answer)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -370,6 +351,32 @@ def message(model: str, content: list[dict[str, Any]], use: dict[str, int]) -> d
         "stop_sequence": None,
         "usage": use,
     }
+
+
+def send_json(handler: BaseHTTPRequestHandler, code: int, obj: Any) -> None:
+    """Answer ``handler``'s request with ``obj`` as JSON, as the Messages API does (with a request id)."""
+    data = json.dumps(obj).encode()
+    handler.send_response(code)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("request-id", "req_" + uuid.uuid4().hex[:16])
+    handler.send_header("content-length", str(len(data)))
+    handler.end_headers()
+    if handler.command != "HEAD":
+        handler.wfile.write(data)
+
+
+def send_stream(handler: BaseHTTPRequestHandler, msg: dict[str, Any]) -> None:
+    """Answer ``handler``'s request with ``msg`` streamed as server-sent events, chunked."""
+    handler.send_response(200)
+    handler.send_header("content-type", "text/event-stream; charset=utf-8")
+    handler.send_header("request-id", "req_" + uuid.uuid4().hex[:16])
+    handler.send_header("transfer-encoding", "chunked")
+    handler.end_headers()
+    for name, data in events(msg):
+        chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+        handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+    handler.wfile.write(b"0\r\n\r\n")
+    handler.wfile.flush()
 
 
 def events(msg: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from cc_fake import message, send_json, send_stream, text_of, usage
+
 # what the scripted model hands to prune_summary: one entry the evidence supports, one it does not
 SUPPORTED = "- config.yaml sets port: 8431 and db_host: db-7.internal for the ledger service"
 INVENTED = "- Email the quarterly revenue report to all customers on the mailing list."
@@ -29,18 +31,6 @@ FINAL = "Done: pruned the summary."
 SJC_TOOL = re.compile(r"mcp__[A-Za-z0-9_-]*sjc[A-Za-z0-9_-]*__prune_summary")
 
 
-def text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    out: list[str] = []
-    for b in content or []:
-        if isinstance(b, dict) and b.get("type") == "text":
-            out.append(str(b.get("text", "")))
-        elif isinstance(b, dict) and b.get("type") == "tool_result":
-            out.append(text_of(b.get("content")))
-    return "\n".join(out)
-
-
 def tool_names(body: dict[str, Any]) -> list[str]:
     return [str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict)]
 
@@ -51,17 +41,6 @@ def tool_calls(body: dict[str, Any]) -> list[dict[str, Any]]:
     for m in body.get("messages") or []:
         if m.get("role") == "assistant" and isinstance(m.get("content"), list):
             out += [b for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
-    return out
-
-
-def tool_results(body: dict[str, Any]) -> dict[str, str]:
-    """tool_use_id -> the text of its result, as the CLI sent it back."""
-    out: dict[str, str] = {}
-    for m in body.get("messages") or []:
-        if m.get("role") == "user" and isinstance(m.get("content"), list):
-            for b in m["content"]:
-                if isinstance(b, dict) and b.get("type") == "tool_result":
-                    out[str(b.get("tool_use_id"))] = text_of(b.get("content"))
     return out
 
 
@@ -82,20 +61,10 @@ class FakeMessages:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def _send_json(self, code: int, obj: Any) -> None:
-                data = json.dumps(obj).encode()
-                self.send_response(code)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(data)
-
             def do_GET(self) -> None:
-                self._send_json(200, {})
+                send_json(self, 200, {})
 
-            def do_HEAD(self) -> None:
-                self._send_json(200, {})
+            do_HEAD = do_GET
 
             def do_POST(self) -> None:
                 n = int(self.headers.get("content-length") or 0)
@@ -105,26 +74,17 @@ class FakeMessages:
                     body = {}
                 path = urlsplit(self.path).path
                 if path.endswith("/count_tokens"):
-                    return self._send_json(200, {"input_tokens": 120})
+                    return send_json(self, 200, {"input_tokens": 120})
                 if not path.endswith("/messages"):
-                    return self._send_json(
-                        404, {"type": "error", "error": {"type": "not_found_error", "message": path}}
+                    return send_json(
+                        self, 404, {"type": "error", "error": {"type": "not_found_error", "message": path}}
                     )
                 with fake._lock:
                     fake.requests.append(body)
-                msg = message(str(body.get("model") or "claude-fake"), fake.answer(body))
+                msg = message(str(body.get("model") or "claude-fake"), fake.answer(body), usage(120))
                 if not body.get("stream"):
-                    return self._send_json(200, msg)
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream; charset=utf-8")
-                self.send_header("cache-control", "no-cache")
-                self.send_header("transfer-encoding", "chunked")
-                self.end_headers()
-                for name, data in events(msg):
-                    chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
-                    self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
-                self.wfile.write(b"0\r\n\r\n")
-                self.wfile.flush()
+                    return send_json(self, 200, msg)
+                send_stream(self, msg)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -170,53 +130,6 @@ class FakeMessages:
 
 def tool_use(name: str, args: dict[str, Any]) -> dict[str, Any]:
     return {"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:24], "name": name, "input": args}
-
-
-def message(model: str, content: list[dict[str, Any]]) -> dict[str, Any]:
-    stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
-    return {
-        "id": "msg_" + uuid.uuid4().hex[:24],
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": content,
-        "stop_reason": stop,
-        "stop_sequence": None,
-        "usage": {
-            "input_tokens": 120,
-            "output_tokens": 20,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
-        },
-    }
-
-
-def events(msg: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """The SSE events of a streamed Messages answer."""
-    start = {**msg, "content": [], "stop_reason": None, "usage": {**msg["usage"], "output_tokens": 1}}
-    ev: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
-    for i, b in enumerate(msg["content"]):
-        if b["type"] == "text":
-            first = {"type": "text", "text": ""}
-            delta = {"type": "text_delta", "text": b["text"]}
-        else:
-            first = {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(b["input"])}
-        ev.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": first}))
-        ev.append(("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}))
-        ev.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
-    ev.append(
-        (
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
-                "usage": {"output_tokens": msg["usage"]["output_tokens"]},
-            },
-        )
-    )
-    ev.append(("message_stop", {"type": "message_stop"}))
-    return ev
 
 
 class GitHttp:

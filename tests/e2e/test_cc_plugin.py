@@ -43,6 +43,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import cc_fake
 import cc_plugin_fake
 import hostcli
 import pytest
@@ -270,7 +271,7 @@ def test_install_from_folder_tools_hooks_uninstall(tmp_path: Path, api: FakeMess
     assert "ToolSearch" in cc_plugin_fake.tool_names(reqs[0])
     assert tool in cc_plugin_fake.tool_names(reqs[-1])  # loaded after ToolSearch
     call = next(c for c in cc_plugin_fake.tool_calls(reqs[-1]) if c["name"] == tool)
-    result = json.loads(cc_plugin_fake.tool_results(reqs[-1])[call["id"]])
+    result = json.loads(cc_fake.tool_results(reqs[-1])[call["id"]])
     assert result["removed"] == 1 and result["kept"] == 1
     assert cc_plugin_fake.INVENTED not in result["pruned_summary"]
     assert cc_plugin_fake.SUPPORTED in result["pruned_summary"]
