@@ -23,8 +23,9 @@ later call failed or returned nothing, and calls of tools that do not read (edit
 Per host, the calls that read:
 - Claude Code: ``Read`` (``file_path``, ``offset``, ``limit``), ``Bash`` (``command``), ``Grep``,
   ``Glob`` (all their arguments).
-- Codex: ``shell`` / ``exec_command`` / ``shell_command`` / ``local_shell`` (the command; ``cat FILE``
-  and ``sed -n 'A,Bp' FILE`` count as reads of FILE).
+- Codex: ``shell`` / ``exec_command`` / ``shell_command`` / ``local_shell`` (the command; ``cat FILE``,
+  ``nl -ba FILE``, ``sed -n 'A,Bp' FILE``, ``head -n N FILE``, also after ``cd DIR &&``, count as reads
+  of FILE).
 - Gemini CLI: ``read_file`` (``absolute_path``/``file_path``, ``offset``, ``limit``),
   ``run_shell_command``, ``search_file_content`` / ``grep`` / ``glob`` / ``list_directory``.
 """
@@ -34,6 +35,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import json
+import posixpath
 import re
 import shlex
 from collections.abc import Sequence
@@ -93,17 +95,40 @@ def _file_read(path: str, offset: Any, limit: Any, one_based: bool) -> Target:
     return Target("read", path, start, start + n if n > 0 else None, path)
 
 
-def _shell_read(argv: list[str]) -> Target | None:
-    """``cat FILE`` or ``sed -n 'A,Bp' FILE``: a read of FILE (whole or lines A..B)."""
+def _sed_range(expr: str) -> tuple[int, int] | None:
+    m = _SED_RANGE.match(expr)
+    if not m:
+        return None
+    a = int(m.group(1))
+    return max(0, a - 1), int(m.group(2) or a)
+
+
+def _file_command(argv: list[str]) -> Target | None:
+    """``cat [-n] FILE``, ``nl -ba FILE``, ``sed -n 'A,Bp' FILE``, ``head -n N FILE`` and ``nl -ba FILE |
+    sed -n 'A,Bp'``: a read of FILE (whole, or the lines named)."""
     if len(argv) == 2 and argv[0] == "cat" and not argv[1].startswith("-"):
         return Target("read", argv[1], 0, None, argv[1])
-    if len(argv) == 4 and argv[0] == "sed" and argv[1] == "-n":
-        m = _SED_RANGE.match(argv[2])
-        if m:
-            a = int(m.group(1))
-            b = int(m.group(2) or a)
-            return Target("read", argv[3], max(0, a - 1), b, argv[3])
+    if len(argv) == 3 and argv[:2] in (["cat", "-n"], ["nl", "-ba"]):
+        return Target("read", argv[2], 0, None, argv[2])
+    if len(argv) == 4 and argv[:2] == ["sed", "-n"] and (r := _sed_range(argv[2])):
+        return Target("read", argv[3], r[0], r[1], argv[3])
+    if len(argv) == 4 and argv[:2] == ["head", "-n"] and argv[2].isdigit():
+        return Target("read", argv[3], 0, int(argv[2]), argv[3])
+    if len(argv) == 7 and argv[:2] == ["nl", "-ba"] and argv[3:5] == ["|", "sed"] and argv[5] == "-n":
+        r = _sed_range(argv[6])
+        return Target("read", argv[2], r[0], r[1], argv[2]) if r else None
     return None
+
+
+def _shell_read(argv: list[str]) -> Target | None:
+    """A shell command that only reads a file (``_file_command``), run where it is or after ``cd DIR &&``
+    (the file is then DIR's)."""
+    if len(argv) >= 4 and argv[0] == "cd" and argv[2] == "&&":
+        t = _file_command(argv[3:])
+        if t is None or t.key.startswith("/"):
+            return t
+        return Target("read", posixpath.normpath(posixpath.join(argv[1], t.key)), t.start, t.end, t.shown)
+    return _file_command(argv)
 
 
 def _command(args: Any) -> str | None:

@@ -323,3 +323,40 @@ def test_a_stub_longer_than_the_output_is_not_used_and_a_short_result_is_never_t
     )
     r = relevance.prune_tool_results(items, config=config)
     assert [v.decision for v in r.results] == ["keep", "keep"] and r.messages == items
+
+
+def test_codex_reads_after_cd_and_with_nl_head_and_pipes():
+    def sh(cmd: str) -> Item:
+        return Item(role="tool_call", name="shell", call_id="x", content=json.dumps({"command": ["bash", "-lc", cmd]}))
+
+    root = "/Users/dev/monorepo"
+    t = supersession.target(sh(f"cd {root} && sed -n '1,200p' 'apps/web/src/app/(protected)/page.tsx'"))
+    assert (t.kind, t.key, t.start, t.end) == ("read", f"{root}/apps/web/src/app/(protected)/page.tsx", 0, 200)
+    assert t.shown == "apps/web/src/app/(protected)/page.tsx"
+    t = supersession.target(sh(f"cd {root} && nl -ba apps/web/src/page.tsx"))
+    assert (t.key, t.start, t.end) == (f"{root}/apps/web/src/page.tsx", 0, None)
+    t = supersession.target(sh("nl -ba src/x.ts | sed -n '40,80p'"))
+    assert (t.key, t.start, t.end) == ("src/x.ts", 39, 80)
+    t = supersession.target(sh("head -n 30 README.md"))
+    assert (t.key, t.start, t.end) == ("README.md", 0, 30)
+    assert supersession.target(sh("cat -n a/../b.py")).key == "a/../b.py"
+    assert supersession.target(sh(f"cd {root} && cat ../other/b.py")).key == "/Users/dev/other/b.py"
+    assert supersession.target(sh(f"cd {root} && rg limiter -n")).kind == "command"
+    # a full read with nl after cd covers an earlier ranged sed of the same file from the same folder
+    items = [
+        Item(
+            role="tool_call",
+            name="shell",
+            call_id="a",
+            content=json.dumps({"command": ["bash", "-lc", f"cd {root} && sed -n '1,50p' src/page.tsx"]}),
+        ),
+        out("a", "\n".join(f"line {k} of the page" for k in range(1, 51))),
+        Item(
+            role="tool_call",
+            name="shell",
+            call_id="b",
+            content=json.dumps({"command": ["bash", "-lc", f"cd {root} && nl -ba src/page.tsx"]}),
+        ),
+        out("b", "\n".join(f"{k:>6}\tline {k} of the page, edited" for k in range(1, 81))),
+    ]
+    assert find(items)[1].text == "[superseded by the read of src/page.tsx at turn 4]"
