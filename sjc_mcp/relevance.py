@@ -9,13 +9,13 @@ cut to its head and its declaration lines with a note saying what was cut) or dr
 Biased toward keeping: below ``drop_below - margin`` drops, below ``truncate_below - margin`` truncates, a
 score the judge returns for many results at once (an uninformative answer) never cuts, and an output a
 stub or marker names stays whole. If the whole pass would save less than ``min_reduction`` of the
-tool-result characters, nothing changes and the log says "not worth a call"."""
+tool-result characters, nothing changes and the log says "not worth a call".
+
+What the judge is asked is built in ``tool_request.py``; how a result is cut, in ``truncation.py``."""
 
 from __future__ import annotations
 
-import bisect
 import json
-import re
 import sys
 import time
 from collections import Counter
@@ -28,30 +28,37 @@ from sjc_mcp import log as decision_log
 from sjc_mcp.config import Config
 from sjc_mcp.hosts.base import Item
 from sjc_mcp.text import estimate_tokens
+from sjc_mcp.tool_request import (
+    RelevanceRequest,
+    ToolResult,
+    build_request,
+    candidates,
+    recent_start,
+    redacted_request,
+    remaining,
+    turn_starts,
+)
+from sjc_mcp.truncation import OUTLINE_CHARS, outline, truncated
+
+__all__ = [
+    "OUTLINE_CHARS",
+    "RelevanceRequest",
+    "ToolResult",
+    "ToolVerdict",
+    "ToolsResult",
+    "build_request",
+    "candidates",
+    "judge_tool_results",
+    "messages_from_json",
+    "outline",
+    "prune_tool_results",
+    "recent_start",
+    "run",
+    "truncated",
+    "turn_starts",
+]
 
 ToolDecision = Literal["keep", "truncate", "drop", "supersede"]
-
-
-class ToolResult(BaseModel):
-    """One candidate: a tool output (and the call it answers) at ``index`` in the messages."""
-
-    id: int
-    index: int
-    call_index: int | None
-    tool: str | None
-    call: str | None
-    text: str
-    is_error: bool = False
-    later_from: int = Field(0, description="where in the request's ``later`` the messages after this result begin")
-
-
-class RelevanceRequest(BaseModel):
-    task: str | None
-    recent: list[str] = Field(default_factory=list, description="the most recent turns, oldest first")
-    results: list[ToolResult]
-    later: list[str] = Field(
-        default_factory=list, description="what the user and the agent said and called, in order (see later_from)"
-    )
 
 
 class ToolVerdict(BaseModel):
@@ -89,63 +96,6 @@ class ToolsResult(BaseModel):
         return self._replacements
 
 
-def turn_starts(items: Sequence[Item]) -> list[int]:
-    """Where each turn begins: a user message, or the model's next step (its text and calls after the
-    results of its previous ones)."""
-    out = []
-    prev = None
-    for i, it in enumerate(items):
-        if it.role == "user" or (it.role in ("assistant", "tool_call") and prev in (None, "user", "tool_output")):
-            out.append(i)
-        prev = it.role
-    return out
-
-
-def recent_start(items: Sequence[Item], keep_recent_turns: int) -> int:
-    """Index where the most recent ``keep_recent_turns`` turns begin (``len(items)`` when none are kept)."""
-    if keep_recent_turns <= 0:
-        return len(items)
-    starts = turn_starts(items)
-    return starts[-keep_recent_turns] if len(starts) >= keep_recent_turns else 0
-
-
-def candidates(items: Sequence[Item], keep_recent_turns: int, judge_chars: int) -> list[ToolResult]:
-    """Completed tool results before the most recent ``keep_recent_turns`` turns."""
-    cutoff = recent_start(items, keep_recent_turns)
-    calls = {it.call_id: i for i, it in enumerate(items) if it.role == "tool_call" and it.call_id}
-    out = []
-    for i, it in enumerate(items[:cutoff]):
-        if it.role != "tool_output":
-            continue
-        ci = calls.get(it.call_id) if it.call_id else None
-        call = items[ci] if ci is not None else None
-        out.append(
-            ToolResult(
-                id=len(out),
-                index=i,
-                call_index=ci,
-                tool=it.name or (call.name if call else None),
-                call=call.content if call else None,
-                text=it.content[:judge_chars],
-                is_error=it.is_error,
-            )
-        )
-    return out
-
-
-def build_request(items: Sequence[Item], config: Config, task: str | None = None) -> RelevanceRequest:
-    cfg = config.tools
-    results = candidates(items, cfg.keep_recent_turns, cfg.judge_chars)
-    first_user = next((it.content for it in items if it.role == "user"), None)
-    recent_from = recent_start(items, cfg.keep_recent_turns) if cfg.keep_recent_turns else len(items)
-    recent = [f"{it.role}{' ' + it.name if it.name else ''}: {it.content[:2000]}" for it in items[recent_from:]]
-    said = [i for i, it in enumerate(items) if it.role in ("assistant", "tool_call", "user")]
-    for r in results:
-        r.later_from = bisect.bisect_right(said, r.index)
-    later = [items[i].content for i in said]
-    return RelevanceRequest(task=task or first_user, recent=recent, results=results, later=later)
-
-
 def decide(scores: dict[int, float | None], config: Config) -> dict[int, ToolDecision]:
     cfg = config.tools
     counts = Counter(round(s, 3) for s in scores.values() if s is not None)
@@ -181,29 +131,6 @@ def _superseded(items: Sequence[Item], results: list[ToolResult], config: Config
     return {r.id: found[r.index] for r in results if r.index in found}
 
 
-def _remaining(full: RelevanceRequest, keep: list[int], sup: dict[int, Any], config: Config) -> RelevanceRequest:
-    """The request for the results at positions ``keep``, a partly superseded one judged on what remains of it."""
-    cut = config.tools.judge_chars
-    results = [
-        r.model_copy(update={"text": sup[r.id].text[:cut]}) if r.id in sup else r
-        for r in (full.results[n] for n in keep)
-    ]
-    return full.model_copy(update={"results": results})
-
-
-def _redacted_request(
-    items: Sequence[Item], config: Config, task: str | None, request: RelevanceRequest, sup: dict[int, Any]
-) -> RelevanceRequest:
-    """``request`` rebuilt from redacted copies of the messages (the messages themselves stay as they are)."""
-    from sjc_mcp.redact import redacted
-
-    red = build_request([it.model_copy(update={"content": redacted(it.content)}) for it in items], config, task)
-    ids = {r.id for r in request.results}
-    keep = [n for n, r in enumerate(red.results) if r.id in ids]
-    red_sup = {rid: s.__class__(s.index, s.later, s.stub, redacted(s.text), s.relies_on) for rid, s in sup.items()}
-    return _remaining(red, keep, red_sup, config)
-
-
 def _protect_relied(results: list[ToolResult], decisions: dict[int, ToolDecision], sup: dict[int, Any]) -> None:
     """An output a stub or marker that stays points to is not cut: the lines it names must still be there."""
     by_index = {r.index: r.id for r in results}
@@ -216,47 +143,6 @@ def _protect_relied(results: list[ToolResult], decisions: dict[int, ToolDecision
             if rid is not None and decisions[rid] in ("drop", "truncate"):
                 decisions[rid] = "supersede" if rid in sup else "keep"
                 changed = True
-
-
-# A declaration line of code in most languages (Go, Python, Rust, TypeScript, Java, C#, Ruby…), with or
-# without a read's line number: what a truncated code read keeps past its head, as a repo map does.
-_DECLARATION = re.compile(
-    r"^\s*(?:\d+(?:→|\t))?\s*(?:(?:export|pub(?:\([\w:]+\))?|public|private|protected|internal|static|async|"
-    r"default|abstract|final|override)\s+)*(?:func|type|class|def|interface|struct|enum|const|var|fn|impl|trait|"
-    r"function|module|record)\b"
-)
-OUTLINE_CHARS = 2000  # at most this much of a truncated result's declaration lines is kept
-
-
-def outline(text: str, limit: int = OUTLINE_CHARS) -> list[str]:
-    """The declaration lines of ``text`` (``func Limit(…)``, ``class Store:``, ``type ID string``), in order, up
-    to ``limit`` characters."""
-    out: list[str] = []
-    n = 0
-    for line in text.split("\n"):
-        if _DECLARATION.match(line):
-            if n + len(line) + 1 > limit:
-                break
-            out.append(line)
-            n += len(line) + 1
-    return out
-
-
-def truncated(text: str, keep: int) -> str:
-    """``text`` cut to its first ``keep`` characters and the declaration lines after them, with a note."""
-    if len(text) <= keep:
-        return text
-    head = text[:keep]
-    rest = text[keep:]
-    decl = outline(rest[rest.find("\n") + 1 :] if "\n" in rest else "")
-    cut = len(rest) - sum(len(line) + 1 for line in decl)
-    if cut <= 0:
-        return text
-    shown = "" if not decl else "\n[sjc: the declarations in the rest of this result:]\n" + "\n".join(decl)
-    return (
-        f"{head}{shown}\n[sjc: {cut:,} more characters of this result were cut as no longer needed for "
-        f"the task; run the call again if you need them]"
-    )
 
 
 def apply(
@@ -316,7 +202,7 @@ def run(
     sup = _superseded(items, full.results, config) if not off else {}
     whole = {rid for rid, s in sup.items() if s.text == s.stub}  # stubbed outright: nothing left to judge
     keep_ids = [n for n, r in enumerate(full.results) if r.id not in whole]
-    request = _remaining(full, keep_ids, sup, config)
+    request = remaining(full, keep_ids, sup, config)
     name, model = "none", "none"
     scores: dict[int, float | None] = {r.id: None for r in full.results}
     if off:
@@ -325,7 +211,7 @@ def run(
         judge = judge or make_judge(config)
         name, model = judge.name, judge.model
         if getattr(judge, "sends_text", False):  # redact whole results before they are cut for judging
-            request = _redacted_request(items, config, task, request, sup)
+            request = redacted_request(items, config, task, request, sup)
         try:
             out = judge.relevance(request)
             name, model = out.name, out.model

@@ -10,7 +10,8 @@ from typing import Any
 
 from sjc_mcp.config import Config
 from sjc_mcp.proxy.request import Locator, content_text, history
-from sjc_mcp.relevance import run, truncated
+from sjc_mcp.relevance import run
+from sjc_mcp.truncation import truncated
 
 
 def prefilter(
