@@ -66,6 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="leave-one-case-out: score each case with lexical weights fitted on the others",
     )
     e.add_argument("--threshold", type=float, help="decision threshold (default from config)")
+    e.add_argument(
+        "--halves",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --mode tools: choose the threshold on half the transcripts and measure on the other half, N times",
+    )
     e.add_argument("--config", metavar="FILE")
     e.add_argument("--json", action="store_true")
     e.add_argument(
@@ -375,7 +382,7 @@ def _run_eval(args: argparse.Namespace) -> int:
         from sjc_mcp.retention import identifier_retention
         from sjc_mcp.retention import render_text as render_tools
 
-        out = identifier_retention(args.paths, config)
+        out = identifier_retention(args.paths, config, halvings=args.halves)
         print(json.dumps(out, indent=2) if args.json else render_tools(out))
         return 0
     report = evaluate(args.paths, config, policy=args.policy, loo=args.loo)

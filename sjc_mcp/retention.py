@@ -93,8 +93,60 @@ def _measure(cases: list[dict[str, Any]], config: Config, judge: Any) -> dict[st
     }
 
 
+# What tool pruning is held to: a quarter of the tool-result tokens gone, 98 % of the later-used identifiers kept.
+TARGET_DROPPED = 0.25
+TARGET_KEPT = 0.98
+
+
+def _by_transcript(rows: list[dict[str, Any]]) -> dict[str, tuple[float, float, int, int]]:
+    """Per transcript: tool tokens before and after, identifiers kept and in all, from per-boundary rows."""
+    out: dict[str, tuple[float, float, int, int]] = {}
+    for r in rows:
+        b = r["tool_tokens_before"]
+        a = b * (1 - (r["tool_tokens_dropped"] or 0))
+        k = round((r["identifiers_kept"] or 0) * r["identifiers"])
+        ob, oa, ok, on = out.get(r["transcript"], (0.0, 0.0, 0, 0))
+        out[r["transcript"]] = (ob + b, oa + a, ok + k, on + r["identifiers"])
+    return out
+
+
+def held_out(per_threshold: dict[float, dict[str, tuple[float, float, int, int]]], halvings: int) -> dict[str, Any]:
+    """The threshold chosen on a random half of the transcripts (the most dropped while keeping TARGET_KEPT of
+    the identifiers there), measured on the other half; ``halvings`` times, seeded."""
+    import random
+    import statistics
+
+    def score(names: list[str], t: float) -> tuple[float, float]:
+        rows = [per_threshold[t][n] for n in names]
+        before, after = sum(r[0] for r in rows), sum(r[1] for r in rows)
+        kept, total = sum(r[2] for r in rows), sum(r[3] for r in rows)
+        return (1 - after / before if before else 0.0), (kept / total if total else 1.0)
+
+    names = sorted(next(iter(per_threshold.values())))
+    rng = random.Random(0)
+    runs = []
+    for _ in range(halvings):
+        rng.shuffle(names)
+        a, b = names[: len(names) // 2], names[len(names) // 2 :]
+        fit = [t for t in per_threshold if score(a, t)[1] >= TARGET_KEPT]
+        t = max(fit, key=lambda x: score(a, x)[0]) if fit else min(per_threshold)
+        runs.append((t, *score(b, t)))
+    kept = sorted(r[2] for r in runs)
+    return {
+        "halvings": halvings,
+        "dropped_median": round(statistics.median(r[1] for r in runs), 4),
+        "kept_median": round(statistics.median(kept), 4),
+        "kept_worst_tenth": round(kept[len(kept) // 10], 4),
+        "met_both": round(sum(1 for r in runs if r[1] >= TARGET_DROPPED and r[2] >= TARGET_KEPT) / len(runs), 4),
+        "chosen": {str(t): sum(1 for r in runs if r[0] == t) for t in sorted(per_threshold)},
+    }
+
+
 def identifier_retention(
-    paths: Sequence[str], config: Config, thresholds: Sequence[float] = (0.15, 0.2, 0.25, 0.3, 0.35, 0.45)
+    paths: Sequence[str],
+    config: Config,
+    thresholds: Sequence[float] = (0.15, 0.2, 0.25, 0.3, 0.35, 0.45),
+    halvings: int = 0,
 ) -> dict[str, Any]:
     from sjc_mcp.judges import make_judge
 
@@ -102,10 +154,18 @@ def identifier_retention(
     cases = _cases(paths)
     modes = {m: _measure(cases, _mode_config(config, m), judge) for m in MODES}
     sweep = []
+    per_threshold = {}
     for t in thresholds:
         row = _measure(cases, _mode_config(config, "both", t), judge)
+        per_threshold[t] = _by_transcript(row["by_boundary"])
         sweep.append({"truncate_below": t, **{k: v for k, v in row.items() if k != "by_boundary"}})
+    extra = (
+        {"held_out": held_out(per_threshold, halvings)}
+        if halvings > 0 and len(per_threshold[thresholds[0]]) > 1
+        else {}
+    )
     return {
+        **extra,
         "transcripts": len({c["transcript"] for c in cases}),
         "boundaries": len(cases),
         "judge": judge.name,
@@ -149,5 +209,13 @@ def render_text(out: dict[str, Any]) -> str:
         kept = "n/a" if row["identifiers_kept"] is None else f"{row['identifiers_kept']:.1%}"
         lines.append(
             f"  truncate below {row['truncate_below']:.2f}: dropped {row['tool_tokens_dropped'] or 0:.1%}, kept {kept}"
+        )
+    h = out.get("held_out")
+    if h:
+        lines.append(
+            f"held out ({h['halvings']} halvings: the threshold chosen on half the transcripts, measured on the "
+            f"other half): dropped {h['dropped_median']:.1%} and kept {h['kept_median']:.1%} (medians), worst tenth "
+            f"kept {h['kept_worst_tenth']:.1%}; both {TARGET_DROPPED:.0%} dropped and {TARGET_KEPT:.0%} kept in "
+            f"{h['met_both']:.0%} of them"
         )
     return "\n".join(lines)

@@ -206,7 +206,7 @@ def test_eval_tools_mode_on_real_transcripts(tmp_path):
     folder = FIXTURES / "claude-code"
     if not folder.is_dir():
         pytest.skip("../shared/fixtures is absent: no real transcripts to measure on")
-    r = run("eval", "--mode", "tools", str(folder), "--json", home=tmp_path)
+    r = run("eval", "--mode", "tools", str(folder), "--json", "--halves", "20", home=tmp_path)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["boundaries"] > 5 and out["modes"]["both"]["identifiers"] > 50
@@ -219,6 +219,9 @@ def test_eval_tools_mode_on_real_transcripts(tmp_path):
     assert modes["both"]["tool_tokens_dropped"] >= modes["supersession"]["tool_tokens_dropped"]
     # the README's figure at the defaults: a quarter of the tool-result tokens go, 98 % of the identifiers stay
     assert modes["both"]["tool_tokens_dropped"] >= 0.25 and modes["both"]["identifiers_kept"] >= 0.98
+    held = out["held_out"]
+    assert held["halvings"] == 20 and sum(held["chosen"].values()) == 20
+    assert 0 < held["dropped_median"] < 1 and 0 < held["kept_worst_tenth"] <= held["kept_median"] <= 1
     # the floor is applied as the product applies it: a boundary below it changes nothing
     rows = modes["both"]["by_boundary"]
     assert all(r["tool_tokens_dropped"] == 0 for r in rows if r["status"] == "not worth a call")
@@ -292,3 +295,23 @@ def test_a_truncated_code_result_keeps_its_declarations():
     assert "class Store:" in cut and "    def get(self, key):" in cut and "return 1" not in cut
     many = "\n".join(f"def function_number_{k}(argument): pass" for k in range(500))
     assert len(relevance.truncated(many, 100)) < 100 + relevance.OUTLINE_CHARS + 300  # the outline is bounded
+
+
+def test_held_out_halvings_choose_on_one_half_and_measure_on_the_other():
+    from sjc_mcp.retention import held_out
+
+    # four transcripts: at 0.2 every one keeps all its identifiers and drops 10 %; at 0.3 "d" loses half of
+    # its identifiers (the others drop 40 % and keep all)
+    names = "abcd"
+    per = {
+        0.2: {n: (100.0, 90.0, 10, 10) for n in names},
+        0.3: {n: (100.0, 60.0, 5 if n == "d" else 10, 10) for n in names},
+    }
+    h = held_out(per, 50)
+    assert h["halvings"] == 50 and sum(h["chosen"].values()) == 50
+    # a half without "d" picks 0.3 (both keep everything there) and then meets "d" in the other half
+    assert h["chosen"]["0.3"] > 0 and h["chosen"]["0.2"] > 0
+    assert h["kept_worst_tenth"] == 0.75  # 15 of 20 identifiers on the half holding "d", at 0.3
+    # "d" on the choosing half: 0.2 is chosen, the other half drops only 10 %; "d" on the measured half:
+    # 0.3 is chosen and keeps 75 % there. Either way the targets are missed on the held-out half.
+    assert h["met_both"] == 0 and h["dropped_median"] in (0.1, 0.4, 0.25)
