@@ -167,7 +167,7 @@ def target(call: Item) -> Target | None:
 
 
 def stub(later: Target, turn: int) -> str:
-    shown = later.shown if len(later.shown) <= 80 else later.shown[:77] + "..."
+    shown = _short(later.shown)
     what = {"read": f"the read of {shown}", "command": f"the same command (`{shown}`)"}.get(
         later.kind, f"the same search ({shown})"
     )
@@ -224,6 +224,7 @@ def _repeated(content: str, seen: dict[str, int], name_of: dict[int, str], turn_
     out: list[str] = []
     relies: list[int] = []
     first: tuple[str, int] | None = None
+    runs = 0
     k = 0
     while k < len(lines):
         if not (shown[k] and text[k]):
@@ -246,13 +247,13 @@ def _repeated(content: str, seen: dict[str, int], name_of: dict[int, str], turn_
                 out.append(marker)
                 relies += holders
                 first = first or (marker, j)
+                runs += 1
                 k = e
                 continue
         out.extend(lines[k:e])
         k = e
     if first is None:
         return None
-    runs = sum(1 for line in out if line.startswith("[") and " shown again in " in line)
     head = first[0] if runs == 1 else f"{first[0]} and {runs - 1} more run{'s' * (runs > 2)} shown again later"
     return Superseded(-1, first[1], head, "\n".join(out), tuple(sorted(set(relies))))
 
