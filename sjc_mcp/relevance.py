@@ -226,12 +226,12 @@ def run(
     for rid in sup:  # a partly superseded result the judge would not cut keeps what later outputs do not show
         if rid in whole or decisions[rid] == "keep":
             decisions[rid] = "supersede"
-    _protect_relied(full.results, decisions, sup)
     for r in full.results:  # a result already within what truncation keeps is not cut
         if decisions[r.id] == "truncate":
             base = sup[r.id].text if r.id in sup else items[r.index].content
             if len(base) <= config.tools.truncate_keep_chars:
                 decisions[r.id] = "supersede" if r.id in sup else "keep"
+    _protect_relied(full.results, decisions, sup)
     stubs = {rid: s.text for rid, s in sup.items()}
     request = full
     pruned_items = apply(items, request.results, decisions, config, stubs)
