@@ -47,7 +47,7 @@ def _record(**kw):
         "v": 1,
         "op": "prune",
         "host": "generic",
-        "judge": {"name": "lexical", "model": "lexical-1"},
+        "judge": {"name": "lexical", "model": "lexical-2"},
         "threshold": 0.5,
         "margin": 0.05,
         "mode": "enforce",
@@ -77,7 +77,7 @@ def test_audit_warnings(tmp_path):
     out = json.loads(sjc("audit", "--json", "--log", str(path), home=tmp_path).stdout)
     text = "\n".join(out["warnings"])
     assert "move the threshold off the cluster" in text
-    assert "lexical-0-old" in text and "calibrated for lexical-1" in text
+    assert "lexical-0-old" in text and "calibrated for lexical-2" in text
     assert "judge errors" in text and "hook events produced no judgment" in text
 
 

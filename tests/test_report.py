@@ -82,7 +82,7 @@ def _rec(**kw):
         "v": 1,
         "op": "hook",
         "host": "claude-code",
-        "judge": {"name": "lexical", "model": "lexical-1"},
+        "judge": {"name": "lexical", "model": "lexical-2"},
         "threshold": 0.5,
         "margin": 0.05,
         "mode": "enforce",

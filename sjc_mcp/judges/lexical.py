@@ -191,7 +191,7 @@ DONE_FLOOR = 0.6
 
 class LexicalJudge:
     name = "lexical"
-    model = "lexical-1"
+    model = "lexical-2"
 
     def __init__(self, weights: Weights | None = None) -> None:
         self.weights = weights or Weights.default()
