@@ -146,27 +146,20 @@ def _protect_relied(results: list[ToolResult], decisions: dict[int, ToolDecision
 
 
 def apply(
-    items: Sequence[Item],
-    results: list[ToolResult],
-    decisions: dict[int, ToolDecision],
-    config: Config,
-    stubs: dict[int, str] | None = None,
+    items: Sequence[Item], results: list[ToolResult], decisions: dict[int, ToolDecision], texts: dict[int, str]
 ) -> list[Item]:
-    """The messages with the decisions applied; ``stubs`` (by result id) replace superseded results (and are what
-    a partly superseded result that is then truncated is cut from)."""
+    """The messages with the decisions applied: ``texts`` (by result id) replace the superseded and truncated
+    results; a dropped result goes with its call."""
     drop: set[int] = set()
     cut: dict[int, str] = {}
     for r in results:
         d = decisions.get(r.id, "keep")
-        if d == "supersede" and stubs and r.id in stubs:
-            cut[r.index] = stubs[r.id]
+        if d in ("supersede", "truncate"):
+            cut[r.index] = texts[r.id]
         elif d == "drop":
             drop.add(r.index)
             if r.call_index is not None:
                 drop.add(r.call_index)
-        elif d == "truncate":
-            base = stubs[r.id] if stubs and r.id in stubs else items[r.index].content
-            cut[r.index] = truncated(base, config.tools.truncate_keep_chars)
     out = []
     for i, it in enumerate(items):
         if i in drop:
@@ -226,15 +219,22 @@ def run(
     for rid in sup:  # a partly superseded result the judge would not cut keeps what later outputs do not show
         if rid in whole or decisions[rid] == "keep":
             decisions[rid] = "supersede"
+    keep_chars = config.tools.truncate_keep_chars
+
+    def base(r: ToolResult) -> str:  # what a result is before any cut: what supersession left of it, or all
+        return sup[r.id].text if r.id in sup else items[r.index].content
+
     for r in full.results:  # a result already within what truncation keeps is not cut
-        if decisions[r.id] == "truncate":
-            base = sup[r.id].text if r.id in sup else items[r.index].content
-            if len(base) <= config.tools.truncate_keep_chars:
-                decisions[r.id] = "supersede" if r.id in sup else "keep"
+        if decisions[r.id] == "truncate" and len(base(r)) <= keep_chars:
+            decisions[r.id] = "supersede" if r.id in sup else "keep"
     _protect_relied(full.results, decisions, sup)
-    stubs = {rid: s.text for rid, s in sup.items()}
+    texts = {
+        r.id: base(r) if d == "supersede" else truncated(base(r), keep_chars)
+        for r in full.results
+        if (d := decisions[r.id]) in ("supersede", "truncate")
+    }
     request = full
-    pruned_items = apply(items, request.results, decisions, config, stubs)
+    pruned_items = apply(items, request.results, decisions, texts)
     after = _tool_chars(pruned_items)
     status = "disabled" if off else "judged"
     if not off and before and (before - after) / before < config.tools.min_reduction:
@@ -247,15 +247,7 @@ def run(
     for r in request.results:
         d = decisions.get(r.id, "keep")
         full = items[r.index].content
-        size = (
-            0
-            if d == "drop"
-            else len(truncated(stubs.get(r.id, full), config.tools.truncate_keep_chars))
-            if d == "truncate"
-            else len(stubs[r.id])
-            if d == "supersede"
-            else len(full)
-        )
+        size = 0 if d == "drop" else len(texts[r.id]) if d in ("supersede", "truncate") else len(full)
         verdicts.append(
             ToolVerdict(
                 id=r.id,
@@ -287,12 +279,8 @@ def run(
         superseded=sum(v.decision == "supersede" for v in verdicts),
         chars_superseded=sum(v.chars_before - v.chars_after for v in verdicts if v.decision == "supersede"),
     )
-    result._replacements = {
-        r.index: stubs[r.id] if d == "supersede" else truncated(stubs.get(r.id, items[r.index].content), keep)
-        for r in request.results
-        if (d := decisions.get(r.id)) in ("supersede", "truncate")
-        for keep in [config.tools.truncate_keep_chars]
-    }
+    cut = ("supersede", "truncate")  # after the floor every decision is "keep": nothing is replaced
+    result._replacements = {r.index: texts[r.id] for r in request.results if decisions[r.id] in cut}
     if log:
         record = {
             "v": 1,

@@ -5,6 +5,7 @@ first user message and the most recent turns), the task, the recent turns and wh
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -112,5 +113,5 @@ def redacted_request(
     red = build_request([it.model_copy(update={"content": redacted(it.content)}) for it in items], config, task)
     ids = {r.id for r in request.results}
     keep = [n for n, r in enumerate(red.results) if r.id in ids]
-    red_sup = {rid: s.__class__(s.index, s.later, s.stub, redacted(s.text), s.relies_on) for rid, s in sup.items()}
+    red_sup = {rid: dataclasses.replace(s, text=redacted(s.text)) for rid, s in sup.items()}
     return remaining(red, keep, red_sup, config)

@@ -11,7 +11,6 @@ from typing import Any
 from sjc_mcp.config import Config
 from sjc_mcp.proxy.request import Locator, content_text, history
 from sjc_mcp.relevance import run
-from sjc_mcp.truncation import truncated
 
 
 def prefilter(
@@ -25,11 +24,10 @@ def prefilter(
     if result.status != "judged" or config.mode != "enforce":
         return None
     new = copy.deepcopy(body)
-    keep_chars = config.tools.truncate_keep_chars
     drop: list[Locator] = []
     for v in result.results:
         if v.decision in ("truncate", "supersede"):
-            text = result.replacements.get(v.index) or truncated(items[v.index].content, keep_chars)
+            text = result.replacements[v.index]
             loc = where[v.index]
             if api == "anthropic":
                 new["messages"][loc[0]]["content"][loc[1]]["content"] = text
