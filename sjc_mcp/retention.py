@@ -79,8 +79,10 @@ def _measure(cases: list[dict[str, Any]], config: Config, judge: Any) -> dict[st
                 "status": res.status,
                 "superseded": res.superseded,
                 "tool_tokens_before": b,
+                "tool_tokens_after": a,
                 "tool_tokens_dropped": round(1 - a / b, 4) if b else None,
                 "identifiers": len(c["ids"]),
+                "identifiers_found": k,
                 "identifiers_kept": round(k / len(c["ids"]), 4) if c["ids"] else None,
             }
         )
@@ -98,19 +100,21 @@ TARGET_DROPPED = 0.25
 TARGET_KEPT = 0.98
 
 
-def _by_transcript(rows: list[dict[str, Any]]) -> dict[str, tuple[float, float, int, int]]:
+def _by_transcript(rows: list[dict[str, Any]]) -> dict[str, tuple[int, int, int, int]]:
     """Per transcript: tool tokens before and after, identifiers kept and in all, from per-boundary rows."""
-    out: dict[str, tuple[float, float, int, int]] = {}
+    out: dict[str, tuple[int, int, int, int]] = {}
     for r in rows:
-        b = r["tool_tokens_before"]
-        a = b * (1 - (r["tool_tokens_dropped"] or 0))
-        k = round((r["identifiers_kept"] or 0) * r["identifiers"])
-        ob, oa, ok, on = out.get(r["transcript"], (0.0, 0.0, 0, 0))
-        out[r["transcript"]] = (ob + b, oa + a, ok + k, on + r["identifiers"])
+        ob, oa, ok, on = out.get(r["transcript"], (0, 0, 0, 0))
+        out[r["transcript"]] = (
+            ob + r["tool_tokens_before"],
+            oa + r["tool_tokens_after"],
+            ok + r["identifiers_found"],
+            on + r["identifiers"],
+        )
     return out
 
 
-def held_out(per_threshold: dict[float, dict[str, tuple[float, float, int, int]]], halvings: int) -> dict[str, Any]:
+def held_out(per_threshold: dict[float, dict[str, tuple[int, int, int, int]]], halvings: int) -> dict[str, Any]:
     """The threshold chosen on a random half of the transcripts (the most dropped while keeping TARGET_KEPT of
     the identifiers there), measured on the other half; ``halvings`` times, seeded."""
     import random

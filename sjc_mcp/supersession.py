@@ -33,6 +33,7 @@ Per host, the calls that read:
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import itertools
 import json
 import posixpath
@@ -296,7 +297,7 @@ def find(items: Sequence[Item], cutoff: int, turn_of: Sequence[int]) -> dict[int
         if i < cutoff and usable and i not in out:
             rep = _repeated(items[i].content, seen, name_of, turn_of)
             if rep is not None:
-                out[i] = Superseded(i, rep.later, rep.stub, rep.text, rep.relies_on)
+                out[i] = dataclasses.replace(rep, index=i)
         name_of[i] = describe(calls.get(items[i].call_id or ""))
         for line in (out[i].text if i in out else items[i].content).split("\n"):
             key = _key(line)
