@@ -92,8 +92,7 @@ def sweep(folder: Path, keep_s: float = KEEP_DAYS * 86400, every_s: float = 8640
         pass
     removed = 0
     try:
-        mark.touch(mode=0o600)
-        os.utime(mark)
+        mark.touch(mode=0o600)  # creates it, or sets its time to now
         entries = list(os.scandir(folder))
     except OSError:
         return 0
