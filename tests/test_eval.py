@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
+import sys
 from importlib.resources import files
 
 import pytest
@@ -172,3 +174,33 @@ def test_calibrated_weights_file_is_used_from_config(tmp_path):
 def test_eval_bad_path_is_one_line():
     r = run("eval", "/no/such/cases")
     assert r.returncode == 2 and "no such case file or folder" in r.stderr
+
+
+_JUDGE_ALL = """
+import json, sys
+from sjc_mcp.cases import case_paths, load_case
+from sjc_mcp.config import Config
+from sjc_mcp.eval import case_request
+from sjc_mcp.judges.lexical import LexicalJudge
+
+judge, out = LexicalJudge(), []
+for path in case_paths([sys.argv[1]]):
+    _, request = case_request(load_case(path), Config())
+    for (f, _), j in zip(judge.features(request), judge.judge(request).judgments):
+        out.append([path.name, j.entry_id, f, j.score, j.quote, j.reason])
+print(json.dumps(out))
+"""
+
+
+def test_offline_judge_is_the_same_whatever_the_hash_seed():
+    """Sets iterate in an order that depends on the process's string hash seed: the judge's sums and
+    choices must not, or one summary judged twice could get two quotes (it did) or two scores."""
+    dev = need_shared(DEV)
+    runs = []
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        proc = subprocess.run([sys.executable, "-c", _JUDGE_ALL, str(dev)], env=env, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        runs.append(json.loads(proc.stdout))
+    assert len(runs[0]) > 100
+    assert runs[0] == runs[1]

@@ -162,10 +162,10 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
     text = entry[:HEAD]
     ew = words(entry)
     weight = {w: math.log(1 + span.n_docs / (1 + span.df.get(w, 0))) for w in ew}
-    total = sum(weight.values()) or 1.0
+    total = math.fsum(weight.values()) or 1.0
 
     def cov(ws: set[str]) -> float:
-        return sum(map(weight.__getitem__, weight.keys() & ws)) / total if ew else 0.0
+        return math.fsum(map(weight.__getitem__, weight.keys() & ws)) / total if ew else 0.0
 
     mine = [cid for cid in evidence if cid in chunks]
     mine_texts = [chunks[c].text for c in mine]
@@ -206,7 +206,7 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
     back = backing(text, kinds, span.calls)
     first = text.lstrip("-*+ 0123456789.)")
     f = {
-        "mass": math.log1p(sum(v for w, v in weight.items() if w in seen)) / 3,
+        "mass": math.log1p(math.fsum(v for w, v in weight.items() if w in seen)) / 3,
         "best_window": best_window,
         "anchor": hits / len(an) if an else 0.0,
         "no_anchor": 0.0 if an else 1.0,
@@ -254,7 +254,7 @@ def _line_of(text: str, weight: dict[str, float], span: Span | None = None) -> s
     """The line of ``text`` that covers the entry's weighted words best."""
     best, line = 0.0, None
     for ln, lw in span.lines_of(text) if span is not None else _lines_of(text):
-        s = sum(weight[w] for w in lw & weight.keys())
+        s = math.fsum(map(weight.__getitem__, lw & weight.keys()))
         if s > best:
             best, line = s, ln.strip()[:240]
     return line
@@ -276,7 +276,7 @@ def _quote(
         for i, (line, lw) in enumerate(lines):
             common = lw & weight.keys()
             if common:
-                s = sum(weight[w] for w in common)
+                s = math.fsum(map(weight.__getitem__, common))
                 if call and i == 0 and call.startswith(line.strip()[:40]):
                     if s > best_call[0]:
                         best_call = (s, c, describe_call(call))

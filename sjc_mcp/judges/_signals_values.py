@@ -134,7 +134,7 @@ def probes(entry: str, joined: str, names: set[str] | None = None) -> list[Probe
             # the same count written the other way round: "41 tests passed" / "Tests  40 passed"
             pat = r"(?<![\w.])" + noun + r"[ :=]{1,3}" + _NUMBER + r"(?![\w%]|\.\d)"
             out.append(Probe(re.compile(pat, re.IGNORECASE), value, {word}, True, key=word, before=True))
-    for a in anchors(entry) if names is None else names:
+    for a in sorted(anchors(entry) if names is None else names):  # in one order whatever the hash seed
         if len(out) >= MAX_PROBES:
             break
         parts = re.split(r"(\d+)", a)
