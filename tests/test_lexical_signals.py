@@ -12,6 +12,8 @@ import time
 from functools import cache
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sjc_mcp import log as decision_log
 from sjc_mcp.config import Config
@@ -351,3 +353,22 @@ def test_identifiers_of_a_long_unbroken_token_are_read_in_linear_time():
     assert anchors("x" * MB) == set()
     assert anchors("ab" * 10 + "C" + "d" * MB) == {"ab" * 10 + "C" + "d" * MB}
     assert time.perf_counter() - t0 < 0.5
+
+
+_TEXT = st.text(alphabet="ab1.,_ -:\n9Ä", max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_TEXT, literal=st.text(alphabet="a1._-Ä", min_size=1, max_size=4))
+def test_not_after_matches_as_a_leading_look_behind(text, literal):
+    """The probes' patterns start with the character they consume (fast to search), not with a
+    look-behind: the matches must be exactly those of the look-behind written first."""
+    from sjc_mcp.judges._signals_values import _NUMBER, _NUMBER_ALONE, _not_after
+
+    for not_after in (r"\w", r"[\w.]"):
+        old = re.compile("(?<!" + not_after + ")" + re.escape(literal), re.IGNORECASE)
+        new = re.compile(_not_after(not_after, literal), re.IGNORECASE)
+        assert [m.span() for m in old.finditer(text)] == [m.span() for m in new.finditer(text)]
+    old = re.compile(r"(?<![\w.])" + _NUMBER + " ?a", re.IGNORECASE)
+    new = re.compile(_NUMBER_ALONE + " ?a", re.IGNORECASE)
+    assert [(m.span(), m.groups()) for m in old.finditer(text)] == [(m.span(), m.groups()) for m in new.finditer(text)]
