@@ -260,10 +260,10 @@ def backing(entry: str, kinds: list[str], span_calls: list[Call]) -> Backing:
 
 def _edit_match(names: list[str], ew: set[str], edits: list[Call]) -> tuple[float, Call | None]:
     best, call = 0.0, None
+    base = a_basenames(names)
     for c in edits:
         if names:
             score = sum(1 for a in names if a in c.text and found(a, c.text)) / len(names)
-            base = a_basenames(names)
             if base and any(b in c.what for b in base):
                 score = max(score, 0.5)
         else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from sjc_mcp.judges._signals_actions import Call, backing, call_input, calls, describe_input
 from sjc_mcp.judges._signals_reason import Finding, Places
@@ -139,11 +139,15 @@ class Span:
         """The best ``cov`` of three consecutive lines of chunk ``cid`` (of all its lines when it has fewer):
         the words of each window ``ws`` has, so that a window with none of them costs nothing."""
         hits = [ws & lw for _, lw in self.lines[cid]]
-        if len(hits) > 2:
-            windows: Iterable[set[str]] = (a | b | c for a, b, c in zip(hits, hits[1:], hits[2:], strict=False))
-        else:
-            windows = [set().union(*hits)] if hits else []
-        return max((cov(w) for w in windows if w), default=0.0)
+        if len(hits) <= 2:
+            return cov(set().union(*hits)) if any(hits) else 0.0
+        best, last = 0.0, None
+        for a, b, c in zip(hits, hits[1:], hits[2:], strict=False):
+            if a or b or c:
+                w = a | b | c
+                if w != last:  # the next window often holds the same words: worked out once
+                    best, last = max(best, cov(w)), w
+        return best
 
     def place(self, chunk: Chunk | None) -> str:
         return self.places.of(chunk.source) if chunk is not None else "evidence"
