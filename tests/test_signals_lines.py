@@ -4,6 +4,8 @@ same lines and words as reading it line by line."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sjc_mcp.judges._signals_entry import Span
 from sjc_mcp.judges._signals_text import WORD3
@@ -43,3 +45,9 @@ def test_lines_and_words_as_read_line_by_line(text):
         sources=[Source(kind="tool_output", content=text, name="Bash")],
     )
     assert Span(request).lines[0] == reference(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(alphabet="ab1Z_ .\n\t\u212a\u0130\u017f\u00e9\u00df-", max_size=60))
+def test_any_text_reads_as_line_by_line(text):
+    test_lines_and_words_as_read_line_by_line(text)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable
+from itertools import chain
 
 from sjc_mcp.judges._signals_actions import Call, backing, call_input, calls, describe_input
 from sjc_mcp.judges._signals_reason import Finding, Places
@@ -50,7 +52,11 @@ FEATURES = (
 
 # the line breaks of ``str.splitlines`` other than "\n"; and ``WORD3``'s words or a "\n"
 _OTHER_BREAK = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
-_WORD_OR_NL = re.compile(WORD3.pattern + r"|\n")
+# [a-z0-9] and "\n" kept, every other byte a space; the runs ``WORD3`` skips (one or two characters) and
+# stopwords, dropped from a line's words
+_WORD_BYTES = bytes(b if (97 <= b <= 122 or 48 <= b <= 57 or b == 10) else 32 for b in range(256))
+_ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
+_NOT_WORD3 = STOPWORDS | frozenset(_ALNUM) | frozenset(a + b for a in _ALNUM for b in _ALNUM)
 
 
 class Span:
@@ -64,10 +70,11 @@ class Span:
         self.lines = {}
         for cid, c in self.chunks.items():
             if not _OTHER_BREAK.search(c.text):
-                # lines end only at "\n": the words of all lines in one pass, a "\n" token between lines
-                pieces = " ".join(_WORD_OR_NL.findall(c.text.lower())).split("\n")
+                # lines end only at "\n": every character but [a-z0-9] and "\n" becomes a space (in C), so
+                # a line's runs of 3 or more of them are its ``WORD3`` words, shorter runs and stopwords dropped
+                pieces = c.text.lower().encode("ascii", "replace").translate(_WORD_BYTES).decode("ascii").split("\n")
                 self.lines[cid] = [
-                    (ln, set(piece.split()) - stop)
+                    (ln, set(piece.split()) - _NOT_WORD3)
                     for ln, piece in zip(c.text.split("\n"), pieces, strict=True)
                     if ln.strip()
                 ]
@@ -78,12 +85,7 @@ class Span:
             ]
         self.words = {cid: set().union(*(w for _, w in lines)) for cid, lines in self.lines.items()}
         self.n_docs = max(1, len(self.chunks))
-        df: dict[str, int] = {}
-        get = df.get
-        for ws in self.words.values():
-            for w in ws:
-                df[w] = get(w, 0) + 1
-        self.df = df
+        self.df: dict[str, int] = Counter(chain.from_iterable(self.words.values()))  # chunks holding each word
         self.all_text = "\n".join(c.text for c in request.evidence)
         sources: list[Source] = list(request.sources)
         if not sources:  # a request built without its sources: the pooled chunks stand in
