@@ -38,9 +38,7 @@ def _is_ident(run: str) -> bool:
     if run.isalpha():  # a word, unless it is camelCase (``InitialAttribution``, ``useDateRangeParams``)
         return _CAMEL.search(run) is not None
     inner = run[1:-1]
-    return (
-        any(c in inner for c in "./:") or any(c.isdigit() for c in run) or "_" in run or _CAMEL.search(run) is not None
-    )
+    return any(c in inner for c in "./:") or any(map(str.isdigit, run)) or "_" in run or _CAMEL.search(run) is not None
 
 
 def anchors(text: str) -> set[str]:

@@ -18,6 +18,7 @@ _AFTER = re.compile(
     r"^[ ]?(?:(?:new|more|additional|existing|extra|total|unit|integration|failing|passing|stale|other)\s+)?"
     r"([A-Za-z_][\w-]{2,})"
 )
+_DIGIT = re.compile(r"\d")
 _UNIT = re.compile(r"^ ?(%|ms|µs|us|ns|[KMGT]i?B|x|×)(?![\w%])")
 _NUMBER = r"(\d[\d,]*(?:\.\d+)?)"
 
@@ -113,7 +114,7 @@ def probes(entry: str, joined: str, names: set[str] | None = None) -> list[Probe
     """The values ``entry`` states: numbers next to a word or unit, and numbered identifiers that
     ``joined`` lacks (``names``: the entry's ``anchors``, when already read)."""
     out: list[Probe] = []
-    if not any(c.isdigit() for c in entry):
+    if not _DIGIT.search(entry):  # no decimal digit: NUM finds no number and no identifier splits into digits
         return out
     plain = CODE.sub(lambda c: c.group(1), entry)
     for n, m in enumerate(NUM.finditer(plain)):
