@@ -11,8 +11,9 @@ the ratio, and a check that both find the same top passages; ``sjc prune --json`
 retrieval stage. Then every hook event as the host runs it (``sjc hook HOST``, the payload on stdin)
 against a bare ``python -c pass``: Claude Code's PreCompact, PostToolBatch, UserPromptSubmit, PostCompact
 and the judgment PostCompact starts in a process of its own (on a real transcript from
-../shared/fixtures when present), Codex's SessionStart, UserPromptSubmit and PostCompact (on a real
-rollout), and an event each host sends that sjc ignores; that judgment on a generated 100 MB transcript
+../shared/fixtures when present, then on each real Claude Code transcript there: the range), Codex's
+SessionStart, UserPromptSubmit and PostCompact (on a real rollout), and an event each host sends that sjc
+ignores; that judgment on a generated 100 MB transcript
 with three compactions (wall time and peak RSS); proxy pass-through; ``sjc audit --json`` and
 ``--verify`` on a log of 10,000 boundaries written with sjc's own encoder (the chain and anchor must
 verify); start-up of ``sjc --help``; and the MCP server's spawn-to-``initialize`` and first tool call
@@ -195,11 +196,13 @@ def bench_process(runs: int, span_chars: int, entries: int) -> dict:
     }
 
 
-def _claude_fixture() -> tuple[Path, str] | None:
+CLAUDE_FIXTURES = HERE.parent.parent / "shared" / "fixtures" / "claude-code"
+
+
+def _claude_fixture(name: str = "entire_0f_c364a22bea_0.jsonl") -> tuple[Path, str] | None:
     """A real Claude Code transcript cut where its last compaction was written, and that summary: what
     the background judgment of ``PostCompact`` reads (../shared/fixtures, when present)."""
-    folder = HERE.parent.parent / "shared" / "fixtures" / "claude-code"
-    path = folder / "entire_0f_c364a22bea_0.jsonl"
+    path = CLAUDE_FIXTURES / name
     if not path.exists():
         return None
     raw = path.read_bytes().splitlines(keepends=True)
@@ -397,6 +400,51 @@ def bench_hook_events(runs: int) -> list[dict]:
             rows.append({"host": host, "event": label, "kind": kind, "ms": statistics.median(walls)})
         drain()
     return [{"python_ms": python}, *rows]
+
+
+def bench_real_judgments(runs: int) -> list[dict]:
+    """Claude Code's judgment (``PostCompact`` in its own process, as the host starts it) on every real
+    transcript in ../shared/fixtures, each cut where its last compaction was written: one row each."""
+    rows = []
+    for path in sorted(CLAUDE_FIXTURES.glob("*.jsonl")) if CLAUDE_FIXTURES.is_dir() else []:
+        got = _claude_fixture(path.name)
+        if got is None:
+            continue
+        transcript, summary = got
+        walls = []
+        with tempfile.TemporaryDirectory() as tmp:
+            for r in range(runs):
+                home = Path(tmp) / f"home-{r}"  # judged once per boundary: a fresh state each run
+                home.mkdir()
+                env = {k: v for k, v in os.environ.items() if not k.startswith(("SJC_", "XDG_"))}
+                payload = {
+                    "session_id": "bench",
+                    "cwd": tmp,
+                    "hook_event_name": "PostCompact",
+                    "trigger": "auto",
+                    "compact_summary": summary,
+                    "transcript_path": str(transcript),
+                    "sjc_judge_now": True,
+                    "sjc_transcript_size": transcript.stat().st_size,
+                }
+                wall, _, code, _ = run_child(
+                    [sjc_bin(), "hook", "claude-code"], dict(env, HOME=str(home)), json.dumps(payload)
+                )
+                if code != 0:
+                    raise RuntimeError(f"judgment of {path.name}: exit {code}, {LAST_STDERR}")
+                walls.append(wall)
+        entries = len(split_summary(summary).entries)
+        rows.append(
+            {
+                "name": path.name,
+                "mb": transcript.stat().st_size / 1e6,
+                "entries": entries,
+                "ms": statistics.median(walls),
+            }
+        )
+        transcript.unlink()
+        transcript.parent.rmdir()
+    return rows
 
 
 def sjc_bin() -> str:
@@ -814,6 +862,16 @@ def main() -> int:
         print(
             f"  {r['host']:11} {r['event']:46} {r['ms']:6.0f} ms  {r['ms'] / py:4.1f}x python  "
             f"({r['kind']}, target {what}: {'ok' if r['ms'] <= limit else 'OVER'})"
+        )
+    real = bench_real_judgments(min(a.runs, 3))
+    if real:
+        ms = sorted(r["ms"] for r in real)
+        worst = max(real, key=lambda r: r["ms"])
+        print(
+            f"Claude Code's judgment on each of the {len(real)} real transcripts in ../shared/fixtures (median of "
+            f"{min(a.runs, 3)} each): {ms[0]:.0f}-{ms[-1]:.0f} ms, median {statistics.median(ms):.0f} ms "
+            f"(target <= 300: {'ok' if ms[-1] <= 300 else 'OVER'}); slowest {worst['name']} ({worst['mb']:.1f} MB, "
+            f"{worst['entries']} entries)"
         )
     h = bench_hook(a.transcript_mb, a.keep)
     print(

@@ -5,7 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tests.conftest import ROOT
+from tests.conftest import FIXTURES, ROOT
+
+CLAUDE_FIXTURES = FIXTURES / "claude-code"
 
 
 def test_benchmark_script_smoke(tmp_path):
@@ -44,6 +46,8 @@ def test_benchmark_script_smoke(tmp_path):
         "start-up:",
     ):
         assert needle in r.stdout
+    if CLAUDE_FIXTURES.is_dir():  # the judgment on every real transcript, where ../shared is present
+        assert "real transcripts in ../shared/fixtures" in r.stdout
     # every hook event the hosts send, each run as the host runs it and timed against a bare interpreter
     events = [
         ln.split()[:2] for ln in r.stdout.splitlines() if ln.startswith("  claude-code ") or ln.startswith("  codex ")
