@@ -14,11 +14,13 @@ from sjc_mcp.judges._signals_reason import Finding, Places
 from sjc_mcp.judges._signals_text import (
     CONSTRAINT,
     INFERENCE,
+    NOT_WORD3,
     WORD3,
     anchors,
     claimed_kinds,
     found,
     plan_wording,
+    word_runs,
     words,
 )
 from sjc_mcp.judges._signals_values import Probe, contradiction, probes, test_count_conflict, unsourced_counts
@@ -52,11 +54,6 @@ FEATURES = (
 
 # the line breaks of ``str.splitlines`` other than "\n"; and ``WORD3``'s words or a "\n"
 _OTHER_BREAK = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
-# [a-z0-9] and "\n" kept, every other byte a space; the runs ``WORD3`` skips (one or two characters) and
-# stopwords, dropped from a line's words
-_WORD_BYTES = bytes(b if (97 <= b <= 122 or 48 <= b <= 57 or b == 10) else 32 for b in range(256))
-_ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
-_NOT_WORD3 = STOPWORDS | frozenset(_ALNUM) | frozenset(a + b for a in _ALNUM for b in _ALNUM)
 
 
 class Span:
@@ -72,9 +69,9 @@ class Span:
             if not _OTHER_BREAK.search(c.text):
                 # lines end only at "\n": every character but [a-z0-9] and "\n" becomes a space (in C), so
                 # a line's runs of 3 or more of them are its ``WORD3`` words, shorter runs and stopwords dropped
-                pieces = c.text.lower().encode("ascii", "replace").translate(_WORD_BYTES).decode("ascii").split("\n")
+                pieces = word_runs(c.text).split("\n")
                 self.lines[cid] = [
-                    (ln, set(piece.split()) - _NOT_WORD3)
+                    (ln, set(piece.split()) - NOT_WORD3)
                     for ln, piece in zip(c.text.split("\n"), pieces, strict=True)
                     if ln.strip()
                 ]
@@ -100,9 +97,18 @@ class Span:
         self._prose_index: dict[str, list[int]] | None = None
         self._line_words: dict[str, list[tuple[str, set[str]]]] = {}
         self._safe_lower: dict[str, str | None] = {}
+        self._in_evidence: dict[str, bool] = {}
         self.prose_text = "\n".join(request.assistant_prose)[:500_000]
         self.task_words = words(request.task or "")
         self._lowered: list[str] | None = None
+
+    def in_evidence(self, anchor: str) -> bool:
+        """Is ``anchor`` in the pooled evidence as a whole token (``found``; worked out once per anchor:
+        a summary's entries name the same files and identifiers again and again)?"""
+        got = self._in_evidence.get(anchor)
+        if got is None:
+            got = self._in_evidence[anchor] = found(anchor, self.all_text)
+        return got
 
     def stated_later(self, probe: Probe, after: int = -1) -> bool:
         """Does a source later than source ``after`` (any source, for -1) state the probe's value?"""
@@ -189,12 +195,12 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
     prose_best = max(candidates or span.prose[:1], key=lambda p: cov(p[1]), default=None)
     prose_cov = cov(prose_best[1]) if prose_best else 0.0
     an = anchors(text)
-    hits = sum(1 for a in an if found(a, span.all_text))  # found() searches once: no `in` test first
+    hits = sum(1 for a in an if span.in_evidence(a))
 
     def later(p: Probe, i: int) -> bool:
         return span.stated_later(p, chunks[mine[i]].source if i >= 0 else -1)
 
-    values = probes(text, span.all_text, an)
+    values = probes(text, span.all_text, an, span.in_evidence)
     others = mine_texts + [u for _, u, _ in span.users]
     tally = [
         c

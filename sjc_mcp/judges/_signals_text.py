@@ -23,9 +23,22 @@ NUM = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\w,]|\.\d)")
 MARKER = re.compile(r"^[\s>*+\-\d.)]*(?:\[[ xX]\]\s*)?")
 
 
+# For reading ``WORD3``'s words in C: [a-z0-9] and "\n" kept, every other byte a space; then the runs it
+# skips (one or two characters) and stopwords dropped from the split
+WORD_BYTES = bytes(b if (97 <= b <= 122 or 48 <= b <= 57 or b == 10) else 32 for b in range(256))
+_ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
+NOT_WORD3 = STOPWORDS | frozenset(_ALNUM) | frozenset(a + b for a in _ALNUM for b in _ALNUM)
+
+
+def word_runs(text: str) -> str:
+    """``text`` lower-cased with every character but [a-z0-9] and "\n" made a space: its ``WORD3`` words
+    are the runs of three or more (what ``WORD3.findall`` of the lower-cased text finds)."""
+    return text.lower().encode("ascii", "replace").translate(WORD_BYTES).decode("ascii")
+
+
 def words(text: str) -> set[str]:
     """Lower-cased words of three or more letters or digits, stopwords dropped."""
-    return set(_WORD.findall(text.lower())) - STOPWORDS
+    return set(word_runs(text).split()) - NOT_WORD3
 
 
 def norm_num(n: str) -> str:

@@ -110,9 +110,12 @@ _VERBS = {
 _POSITIONAL = {"line", "lines", "col", "column", "step", "phase", "task", "issue", "pr", "version", "item", "option"}
 
 
-def probes(entry: str, joined: str, names: set[str] | None = None) -> list[Probe]:
+def probes(
+    entry: str, joined: str, names: set[str] | None = None, in_joined: Callable[[str], bool] | None = None
+) -> list[Probe]:
     """The values ``entry`` states: numbers next to a word or unit, and numbered identifiers that
-    ``joined`` lacks (``names``: the entry's ``anchors``, when already read)."""
+    ``joined`` lacks (``names``: the entry's ``anchors``, when already read; ``in_joined``: ``found`` in
+    ``joined``, when it is kept at hand)."""
     out: list[Probe] = []
     if not _DIGIT.search(entry):  # no decimal digit: NUM finds no number and no identifier splits into digits
         return out
@@ -159,7 +162,7 @@ def probes(entry: str, joined: str, names: set[str] | None = None) -> list[Probe
             break
         parts = re.split(r"(\d+)", a)
         digits = tuple(p for p in parts if p.isdigit())
-        if not digits or len(a) < 5 or len(a) > 200 or found(a, joined):
+        if not digits or len(a) < 5 or len(a) > 200 or (in_joined(a) if in_joined else found(a, joined)):
             continue
         if not re.search(r"[A-Za-z:/=@]", a):  # a bare date or version: too common to pin a value on
             continue
