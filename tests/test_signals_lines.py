@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sjc_mcp.judges._signals_entry import Span
-from sjc_mcp.judges._signals_text import WORD3
+from sjc_mcp.judges._signals_text import NOT_WORD3, WORD3
 from sjc_mcp.models import Chunk, JudgeEntry, JudgeRequest, Origin, Source
 from sjc_mcp.text import STOPWORDS
 
@@ -44,7 +44,10 @@ def test_lines_and_words_as_read_line_by_line(text):
         entries=[JudgeEntry(id=0, section="S", text="- x", evidence=[0])],
         sources=[Source(kind="tool_output", content=text, name="Bash")],
     )
-    assert Span(request).lines[0] == reference(text)
+    span = Span(request)
+    # a line keeps its words as read; without stopwords and short runs they are the reference's
+    assert [(ln, set(ws) - NOT_WORD3) for ln, ws in span.lines[0]] == reference(text)
+    assert span.words[0] == set().union(*(ws for _, ws in reference(text)))
 
 
 @settings(max_examples=400, deadline=None)

@@ -25,7 +25,7 @@ from sjc_mcp.judges._signals_text import (
 )
 from sjc_mcp.judges._signals_values import Probe, contradiction, probes, test_count_conflict, unsourced_counts
 from sjc_mcp.models import Chunk, JudgeRequest, Source
-from sjc_mcp.text import STOPWORDS, is_forward_section, safe_lower
+from sjc_mcp.text import is_forward_section, safe_lower
 
 FEATURES = (
     # how much of the entry the evidence retrieved for it states
@@ -61,26 +61,27 @@ class Span:
 
     def __init__(self, request: JudgeRequest) -> None:
         self.chunks = {c.id: c for c in request.evidence}
-        # ``words`` of every non-blank line, the chunk lower-cased once (its lines are the lines of the
-        # lower-cased chunk: lower-casing neither makes nor removes a line break)
-        find, stop = WORD3.findall, STOPWORDS
-        self.lines = {}
+        # the words of every non-blank line, the chunk lower-cased once (its lines are the lines of the
+        # lower-cased chunk: lower-casing neither makes nor removes a line break). A line's words are kept
+        # as read, stopwords and all: an entry's words have none, so what a line shares with an entry is the
+        # same, and no set is built per line. ``words`` has each chunk's words without them.
+        find = WORD3.findall
+        self.lines: dict[int, list[tuple[str, list[str]]]] = {}
         for cid, c in self.chunks.items():
             if not _OTHER_BREAK.search(c.text):
                 # lines end only at "\n": every character but [a-z0-9] and "\n" becomes a space (in C), so
-                # a line's runs of 3 or more of them are its ``WORD3`` words, shorter runs and stopwords dropped
+                # a line's runs of 3 or more of them are its ``WORD3`` words (and shorter runs, dropped with
+                # the stopwords wherever it matters)
                 pieces = word_runs(c.text).split("\n")
                 self.lines[cid] = [
-                    (ln, set(piece.split()) - NOT_WORD3)
-                    for ln, piece in zip(c.text.split("\n"), pieces, strict=True)
-                    if ln.strip()
+                    (ln, piece.split()) for ln, piece in zip(c.text.split("\n"), pieces, strict=True) if ln.strip()
                 ]
                 continue
             lowered = c.text.lower().splitlines()
             self.lines[cid] = [
-                (ln, set(find(low)) - stop) for ln, low in zip(c.text.splitlines(), lowered, strict=True) if ln.strip()
+                (ln, find(low)) for ln, low in zip(c.text.splitlines(), lowered, strict=True) if ln.strip()
             ]
-        self.words = {cid: set().union(*(w for _, w in lines)) for cid, lines in self.lines.items()}
+        self.words = {cid: set().union(*(w for _, w in lines)) - NOT_WORD3 for cid, lines in self.lines.items()}
         self.n_docs = max(1, len(self.chunks))
         self.df: dict[str, int] = Counter(chain.from_iterable(self.words.values()))  # chunks holding each word
         self.all_text = "\n".join(c.text for c in request.evidence)
@@ -146,7 +147,7 @@ class Span:
     def best_window(self, cid: int, ws: set[str], cov: Callable[[set[str]], float]) -> float:
         """The best ``cov`` of three consecutive lines of chunk ``cid`` (of all its lines when it has fewer):
         the words of each window ``ws`` has, so that a window with none of them costs nothing."""
-        hits = [ws & lw for _, lw in self.lines[cid]]
+        hits = [ws.intersection(lw) for _, lw in self.lines[cid]]
         if len(hits) <= 2:
             return cov(set().union(*hits)) if any(hits) else 0.0
         best, last = 0.0, None
@@ -277,7 +278,7 @@ def _lines_of(text: str) -> list[tuple[str, set[str]]]:
 
 
 def _quote(
-    weight: dict[str, float], chunks: list[tuple[Chunk, list[tuple[str, set[str]]]]], span: Span
+    weight: dict[str, float], chunks: list[tuple[Chunk, list[tuple[str, list[str]]]]], span: Span
 ) -> tuple[Chunk | None, str | None]:
     """The evidence line that covers the entry's weighted words best: a line of the output rather than
     the recorded call (``Bash: {"command": …}``) unless the call says much more, then the command."""
@@ -286,7 +287,7 @@ def _quote(
     for c, lines in chunks:
         call = span.sources[c.source].call if c.source < len(span.sources) and c.start == 0 else None
         for i, (line, lw) in enumerate(lines):
-            common = lw & weight.keys()
+            common = weight.keys() & lw
             if common:
                 s = math.fsum(map(weight.__getitem__, common))
                 if call and i == 0 and call.startswith(line.strip()[:40]):
