@@ -52,7 +52,7 @@ FEATURES = (
 )
 
 
-# the line breaks of ``str.splitlines`` other than "\n"; and ``WORD3``'s words or a "\n"
+# the line breaks of ``str.splitlines`` other than "\n"
 _OTHER_BREAK = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 
 

@@ -17,7 +17,7 @@ _QUOTED = re.compile(r"\"([^\"\n]{3,120})\"")
 # one maximal run of identifier characters (a char-class run: linear)
 _RUN = re.compile(r"[A-Za-z0-9_$@#~+./:\-]+")
 _CAMEL = re.compile(r"[a-z][A-Z]")
-_WORD = WORD3 = re.compile(r"[a-z0-9]{3,}")
+WORD3 = re.compile(r"[a-z0-9]{3,}")
 # a number standing on its own: not part of a word, a version or a dotted identifier
 NUM = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\w,]|\.\d)")
 MARKER = re.compile(r"^[\s>*+\-\d.)]*(?:\[[ xX]\]\s*)?")
@@ -31,8 +31,8 @@ NOT_WORD3 = STOPWORDS | frozenset(_ALNUM) | frozenset(a + b for a in _ALNUM for 
 
 
 def word_runs(text: str) -> str:
-    """``text`` lower-cased with every character but [a-z0-9] and "\n" made a space: its ``WORD3`` words
-    are the runs of three or more (what ``WORD3.findall`` of the lower-cased text finds)."""
+    """``text`` lower-cased with every character but [a-z0-9] and line feeds made a space: its ``WORD3``
+    words are the runs of three or more (what ``WORD3.findall`` of the lower-cased text finds)."""
     return text.lower().encode("ascii", "replace").translate(WORD_BYTES).decode("ascii")
 
 
