@@ -43,6 +43,7 @@ def test_benchmark_script_smoke(tmp_path):
         "proxy pass-through",
         "audit of 200 boundaries",
         "chain and anchor intact",
+        "python parsing every line with json",
         "start-up:",
     ):
         assert needle in r.stdout
