@@ -144,10 +144,14 @@ class Span:
         get = self._prose_index.get
         return sorted({i for w in ws for i in get(w, ())})
 
-    def best_window(self, cid: int, ws: set[str], cov: Callable[[set[str]], float]) -> float:
-        """The best ``cov`` of three consecutive lines of chunk ``cid`` (of all its lines when it has fewer):
-        the words of each window ``ws`` has, so that a window with none of them costs nothing."""
-        hits = [ws.intersection(lw) for _, lw in self.lines[cid]]
+    def shared(self, cid: int, ws: set[str]) -> list[set[str]]:
+        """The words of ``ws`` on each line of chunk ``cid`` (its ``lines``, in order)."""
+        return [ws.intersection(lw) for _, lw in self.lines[cid]]
+
+    @staticmethod
+    def best_window(hits: list[set[str]], cov: Callable[[set[str]], float]) -> float:
+        """The best ``cov`` of three consecutive lines of a chunk (of all its lines when it has fewer), from
+        the words of an entry each line has (``shared``): a window with none of them costs nothing."""
         if len(hits) <= 2:
             return cov(set().union(*hits)) if any(hits) else 0.0
         best, last = 0.0, None
@@ -184,7 +188,8 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
     mine_texts = [chunks[c].text for c in mine]
     seen: set[str] = set().union(*(span.words[cid] for cid in mine)) if mine else set()
     best_chunk = max((cov(span.words[cid]) for cid in mine), default=0.0)
-    best_window = max((span.best_window(cid, ew, cov) for cid in mine), default=0.0)
+    shared = {cid: span.shared(cid, ew) for cid in mine}  # per chunk line, the entry's words on it
+    best_window = max((span.best_window(shared[cid], cov) for cid in mine), default=0.0)
     user, user_src, user_text = max(
         ((cov(uw), i, content) for i, content, uw in span.users), default=(0.0, None, None), key=lambda t: t[0]
     )
@@ -253,12 +258,12 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
         finding.place = span.place(conflict_chunk) if conflict_chunk else "the span's edits"
         finding.chunk = conflict_chunk
     elif user_text is not None and user > 0 and user >= max(best_chunk, best_window, previous):
-        chunk, quote = _quote(weight, [(chunks[c], span.lines[c]) for c in mine], span)
+        chunk, quote = _quote(weight, [(chunks[c], span.lines[c], shared[c]) for c in mine], span)
         finding.user, finding.source = True, user_src
         finding.quote = _line_of(user_text, weight, span) or quote
         finding.place = span.places.of(user_src)
     else:
-        chunk, quote = _quote(weight, [(chunks[c], span.lines[c]) for c in mine], span)
+        chunk, quote = _quote(weight, [(chunks[c], span.lines[c], shared[c]) for c in mine], span)
         finding.quote, finding.place, finding.chunk = quote, span.place(chunk), chunk
     return f, finding
 
@@ -278,16 +283,18 @@ def _lines_of(text: str) -> list[tuple[str, set[str]]]:
 
 
 def _quote(
-    weight: dict[str, float], chunks: list[tuple[Chunk, list[tuple[str, list[str]]]]], span: Span
+    weight: dict[str, float],
+    chunks: list[tuple[Chunk, list[tuple[str, list[str]]], list[set[str]]]],
+    span: Span,
 ) -> tuple[Chunk | None, str | None]:
     """The evidence line that covers the entry's weighted words best: a line of the output rather than
-    the recorded call (``Bash: {"command": …}``) unless the call says much more, then the command."""
+    the recorded call (``Bash: {"command": …}``) unless the call says much more, then the command.
+    ``chunks``: each chunk with its lines and the entry's words on each (``Span.shared``)."""
     best: tuple[float, Chunk | None, str | None] = (0.0, None, None)
     best_call: tuple[float, Chunk | None, str | None] = (0.0, None, None)
-    for c, lines in chunks:
+    for c, lines, on_line in chunks:
         call = span.sources[c.source].call if c.source < len(span.sources) and c.start == 0 else None
-        for i, (line, lw) in enumerate(lines):
-            common = weight.keys() & lw
+        for i, ((line, _), common) in enumerate(zip(lines, on_line, strict=True)):
             if common:
                 s = math.fsum(map(weight.__getitem__, common))
                 if call and i == 0 and call.startswith(line.strip()[:40]):
