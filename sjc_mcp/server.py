@@ -37,6 +37,8 @@ class Options:
         token_env: str | None = None,  # None: DEFAULT_TOKEN_ENV, if set
         tokens_file: str | None = None,
         log_dir: str | None = None,
+        tls_cert: str | None = None,
+        tls_key: str | None = None,
     ) -> None:
         self.transport = transport
         self.config = config
@@ -45,6 +47,8 @@ class Options:
         self.token_env = token_env
         self.tokens_file = tokens_file
         self.log_dir = log_dir
+        self.tls_cert = tls_cert
+        self.tls_key = tls_key
 
 
 class UsageError(Exception):
@@ -64,7 +68,8 @@ def _parser() -> Any:
         prog="sjc-mcp",
         description="The MCP server of Source-Judged Compaction (tools judge_summary, prune_summary, "
         "judge_tool_results, prune_tool_results). An MCP host starts it and speaks JSON-RPC on its stdin/stdout; "
-        "with --transport streamable-http it serves MCP over HTTP at http://HOST:PORT/mcp (one server for a team).",
+        "with --transport streamable-http it serves MCP over HTTP at http://HOST:PORT/mcp (one server for a team; "
+        "https with --tls-cert and --tls-key).",
         epilog=f"Over HTTP a bearer token is required on any address but loopback: export {DEFAULT_TOKEN_ENV} "
         "(or name another variable with --token-env, or give per-user tokens with --tokens). Clients then send "
         "'Authorization: Bearer <token>'; the user a call is logged under is the token's user (--tokens), else the "
@@ -93,6 +98,8 @@ def _parser() -> Any:
         help="per-user bearer tokens, one 'USER TOKEN' per line (# comments): each call is logged under its "
         "token's user",
     )
+    http.add_argument("--tls-cert", metavar="FILE", help="serve https with this certificate (PEM; with --tls-key)")
+    http.add_argument("--tls-key", metavar="FILE", help="the certificate's private key (PEM; with --tls-cert)")
     p.add_argument(
         "--log-dir",
         metavar="DIR",
@@ -109,12 +116,21 @@ def parse_args(argv: list[str]) -> Options:
     ns = _parser().parse_args(argv)
     if ns.transport == "stdio":
         given = [f"--{n.replace('_', '-')}" for n in ("host", "port", "token_env") if getattr(ns, n) is not None]
-        given += ["--tokens"] if ns.tokens_file else []
+        given += [
+            f for f, v in (("--tokens", ns.tokens_file), ("--tls-cert", ns.tls_cert), ("--tls-key", ns.tls_key)) if v
+        ]
         if given:
             raise UsageError(f"{', '.join(given)} only with --transport streamable-http")
     if ns.port is not None and not 0 < ns.port < 65536:
         raise UsageError(f"--port {ns.port}: not a TCP port")
-    for flag, path in (("--config", ns.config), ("--tokens", ns.tokens_file)):
+    if (ns.tls_cert is None) != (ns.tls_key is None):
+        raise UsageError("--tls-cert and --tls-key go together")
+    for flag, path in (
+        ("--config", ns.config),
+        ("--tokens", ns.tokens_file),
+        ("--tls-cert", ns.tls_cert),
+        ("--tls-key", ns.tls_key),
+    ):
         if path is not None and not os.path.isfile(os.path.expanduser(path)):
             raise UsageError(f"{flag} {path}: no such file")
     return Options(
@@ -125,6 +141,8 @@ def parse_args(argv: list[str]) -> Options:
         token_env=ns.token_env,
         tokens_file=os.path.expanduser(ns.tokens_file) if ns.tokens_file else None,
         log_dir=os.path.expanduser(ns.log_dir) if ns.log_dir else None,
+        tls_cert=os.path.expanduser(ns.tls_cert) if ns.tls_cert else None,
+        tls_key=os.path.expanduser(ns.tls_key) if ns.tls_key else None,
     )
 
 

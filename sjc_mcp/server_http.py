@@ -4,7 +4,9 @@ The SDK's ASGI app (``MCPServer.streamable_http_app``, endpoint ``/mcp``) served
 ``BearerAuth``: with tokens configured, a request without ``Authorization: Bearer <token>`` gets 401; the
 caller's user is the token's user (``--tokens FILE``) or else the ``X-SJC-User`` header, sanitised, and is
 handed to the tools in that header (whatever the client sent in it is replaced). On any address but
-loopback the server refuses to start without a token. The configuration is read and checked at start-up.
+loopback the server refuses to start without a token, and says so when it serves without TLS
+(``--tls-cert``/``--tls-key``: https, the pair checked before the start). The configuration is read and
+checked at start-up.
 The first Ctrl-C (SIGINT) stops it: open streams get a moment to close, then exit 130, no traceback
 (SIGTERM likewise, ending as SIGTERM does).
 """
@@ -101,6 +103,21 @@ def tokens_for(opts: Options, env: dict[str, str] | None = None) -> dict[str, st
     return tokens
 
 
+def check_tls(opts: Options) -> None:
+    """The certificate and key load together (checked before the server starts: a mistake is one line)."""
+    if not opts.tls_cert:
+        return
+    import ssl
+
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(opts.tls_cert, opts.tls_key)
+    except (ssl.SSLError, OSError, ValueError) as exc:
+        why = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc)
+        raise StartError(
+            f"--tls-cert {opts.tls_cert} / --tls-key {opts.tls_key}: cannot serve with them ({why})"
+        ) from None
+
+
 class BearerAuth:
     """ASGI middleware: the bearer check, and the caller's user in the ``X-SJC-User`` header."""
 
@@ -176,6 +193,7 @@ def serve(opts: Options) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="sjc-mcp: %(message)s")
     try:
         tokens = tokens_for(opts)  # before the SDK is imported: a refusal is immediate
+        check_tls(opts)
         app = build_app(opts, tokens)
     except StartError as exc:
         print(f"sjc-mcp: {exc}", file=sys.stderr)
@@ -190,11 +208,20 @@ def serve(opts: Options) -> int:
         access_log=False,
         lifespan="on",
         timeout_graceful_shutdown=2,
+        ssl_certfile=opts.tls_cert,
+        ssl_keyfile=opts.tls_key,
     )
     server = uvicorn.Server(config)
     host = f"[{opts.host}]" if ":" in opts.host else opts.host
     auth = "a bearer token required" if tokens else "no token (loopback only)"
-    print(f"sjc-mcp: MCP over streamable HTTP at http://{host}:{opts.port}{MCP_PATH} ({auth})", file=sys.stderr)
+    scheme = "https" if opts.tls_cert else "http"
+    print(f"sjc-mcp: MCP over streamable HTTP at {scheme}://{host}:{opts.port}{MCP_PATH} ({auth})", file=sys.stderr)
+    if not opts.tls_cert and not is_loopback(opts.host):
+        print(
+            "sjc-mcp: no TLS: tokens, summaries and tool outputs cross the network in clear; give --tls-cert and "
+            "--tls-key, or put a TLS proxy in front",
+            file=sys.stderr,
+        )
     try:
         server.run()
     except KeyboardInterrupt:  # uvicorn stops on the signal, then raises it again for its caller

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import os
 import pty
+import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -76,7 +78,7 @@ async def _http_session(url: str, fn, headers: dict[str, str] | None = None):
 def test_help_and_version():
     h = subprocess.run([sjc_exe("sjc-mcp"), "--help"], capture_output=True, text=True, timeout=30)
     assert h.returncode == 0
-    for flag in ("--config", "--transport", "--host", "--port", "--token-env", "--tokens", "--log-dir"):
+    for flag in ("--config", "--transport", "--host", "--port", "--token-env", "--tokens", "--log-dir", "--tls-cert"):
         assert flag in h.stdout
     v = subprocess.run([sjc_exe("sjc-mcp"), "--version"], capture_output=True, text=True, timeout=30)
     from sjc_mcp import __version__
@@ -95,6 +97,9 @@ def test_help_and_version():
         (["--transport", "streamable-http", "--host", "10.1.2.3"], "without a bearer token"),
         (["--transport", "streamable-http", "--token-env", "SJC_TEST_UNSET_VAR"], "SJC_TEST_UNSET_VAR"),
         (["--transport", "streamable-http", "--port", "70000"], "not a TCP port"),
+        (["--transport", "streamable-http", "--tls-cert", "/etc/hostname"], "--tls-cert and --tls-key go together"),
+        (["--tls-cert", "/etc/hostname", "--tls-key", "/etc/hostname"], "--tls-cert, --tls-key only with"),
+        (["--transport", "streamable-http", "--tls-cert", "/no/c.pem", "--tls-key", "/no/k.pem"], "no such file"),
     ],
 )
 def test_bad_command_lines_are_one_line_and_exit_2(tmp_path, args, needle):
@@ -414,3 +419,85 @@ def test_safe_user_names():
     assert safe_user("") == safe_user(None) == safe_user("...") == "anonymous"
     assert safe_user("é user/x") == "__user_x"
     assert len(safe_user("x" * 500)) == 64
+
+
+# --- https ----------------------------------------------------------------------------------------------
+
+
+def _certificate(tmp_path, name: str = "server"):
+    """A self-signed certificate for 127.0.0.1 and its key, made by openssl."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed: no certificate to serve https with")
+    cert, key = tmp_path / f"{name}.crt", tmp_path / f"{name}.key"
+    self_signed = ("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1")
+    subprocess.run(
+        ["openssl", *self_signed, "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    return cert, key
+
+
+def test_https_with_a_certificate_and_key(tmp_path):
+    """With --tls-cert and --tls-key the team server speaks only https: the SDK's client that trusts the
+    certificate is served; plain http and a client that does not trust it get nothing."""
+    cert, key = _certificate(tmp_path)
+
+    async def session(url: str):
+        hdrs = {"Authorization": f"Bearer {TOKEN}"}
+        trust = ssl.create_default_context(cafile=str(cert))
+        async with (
+            httpx.AsyncClient(headers=hdrs, verify=trust, timeout=httpx.Timeout(30, read=300)) as client,
+            streamable_http_client(url, http_client=client) as (read, write),
+            ClientSession(read, write) as s,
+        ):
+            await s.initialize()
+            return await s.list_tools(), await s.call_tool("judge_summary", {"summary": SUMMARY})
+
+    init = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    with http_server(tmp_path, "--tls-cert", str(cert), "--tls-key", str(key)) as (_, url, err):
+        https = url.replace("http://", "https://")
+        tools, judged = anyio.run(lambda: session(https))
+        with pytest.raises(httpx.HTTPError):
+            httpx.post(url, json=init, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10)
+        with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+            httpx.post(https, json=init, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10)
+        err.seek(0)
+        banner = err.read().decode()
+    assert "judge_summary" in {t.name for t in tools.tools}
+    assert not judged.is_error and judged.structured_content["entries"]
+    assert f"at {https} (a bearer token required)" in banner and "no TLS" not in banner
+
+
+def test_a_key_that_is_not_the_certificates_refuses_to_start(tmp_path):
+    cert, _ = _certificate(tmp_path, "one")
+    _, other_key = _certificate(tmp_path, "two")
+    r = subprocess.run(
+        [sjc_exe("sjc-mcp"), "--transport", "streamable-http", "--tls-cert", str(cert), "--tls-key", str(other_key)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_env(tmp_path, SJC_MCP_TOKEN=TOKEN),
+    )
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "cannot serve with them" in r.stderr and r.stderr.startswith("sjc-mcp: --tls-cert ")
+
+
+@pytest.mark.parametrize("tls", [False, True])
+def test_beyond_loopback_without_tls_it_says_so(tmp_path, tls):
+    """Listening on every address (reached here through loopback): without TLS the banner warns that tokens
+    and summaries cross the network in clear; with it, it does not."""
+    args = ["--host", "0.0.0.0"]
+    if tls:
+        cert, key = _certificate(tmp_path)
+        args += ["--tls-cert", str(cert), "--tls-key", str(key)]
+    with http_server(tmp_path, *args) as (p, _, err):
+        deadline = time.monotonic() + 30
+        banner = ""
+        while "MCP over streamable HTTP" not in banner and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.05)
+            err.seek(0)
+            banner = err.read().decode()
+    assert ("https://0.0.0.0:" if tls else "http://0.0.0.0:") in banner
+    assert ("no TLS" in banner) is not tls
