@@ -425,28 +425,38 @@ def test_safe_user_names():
 
 
 def _certificate(tmp_path, name: str = "server"):
-    """A self-signed certificate for 127.0.0.1 and its key, made by openssl."""
+    """A certificate for 127.0.0.1 signed by a throw-away CA, made by openssl: (CA certificate, server
+    certificate, server key). A CA, not a self-signed server certificate: rustls clients (Codex) refuse a
+    CA certificate used as the server's own."""
     if shutil.which("openssl") is None:
         pytest.skip("openssl is not installed: no certificate to serve https with")
-    cert, key = tmp_path / f"{name}.crt", tmp_path / f"{name}.key"
-    self_signed = ("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1")
-    subprocess.run(
-        ["openssl", *self_signed, "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-        check=True,
-        capture_output=True,
-        timeout=60,
+    d = tmp_path / f"tls-{name}"
+    d.mkdir()
+    ca, ca_key, cert, key, csr, ext = (d / n for n in ("ca.crt", "ca.key", "server.crt", "server.key", "csr", "ext"))
+    ext.write_text(
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n"
+        "keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n"
     )
-    return cert, key
+
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], check=True, capture_output=True, timeout=60)
+
+    new_key = ("-newkey", "rsa:2048", "-nodes", "-days", "2")
+    openssl("req", "-x509", *new_key, "-subj", f"/CN=sjc test CA {name}", "-keyout", str(ca_key), "-out", str(ca))
+    openssl("req", *new_key, "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(csr))
+    signed_by_ca = ("-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial", "-days", "2")
+    openssl("x509", "-req", "-in", str(csr), *signed_by_ca, "-extfile", str(ext), "-out", str(cert))
+    return ca, cert, key
 
 
 def test_https_with_a_certificate_and_key(tmp_path):
     """With --tls-cert and --tls-key the team server speaks only https: the SDK's client that trusts the
     certificate is served; plain http and a client that does not trust it get nothing."""
-    cert, key = _certificate(tmp_path)
+    ca, cert, key = _certificate(tmp_path)
 
     async def session(url: str):
         hdrs = {"Authorization": f"Bearer {TOKEN}"}
-        trust = ssl.create_default_context(cafile=str(cert))
+        trust = ssl.create_default_context(cafile=str(ca))
         async with (
             httpx.AsyncClient(headers=hdrs, verify=trust, timeout=httpx.Timeout(30, read=300)) as client,
             streamable_http_client(url, http_client=client) as (read, write),
@@ -471,8 +481,8 @@ def test_https_with_a_certificate_and_key(tmp_path):
 
 
 def test_a_key_that_is_not_the_certificates_refuses_to_start(tmp_path):
-    cert, _ = _certificate(tmp_path, "one")
-    _, other_key = _certificate(tmp_path, "two")
+    _, cert, _ = _certificate(tmp_path, "one")
+    _, _, other_key = _certificate(tmp_path, "two")
     r = subprocess.run(
         [sjc_exe("sjc-mcp"), "--transport", "streamable-http", "--tls-cert", str(cert), "--tls-key", str(other_key)],
         capture_output=True,
@@ -490,7 +500,7 @@ def test_beyond_loopback_without_tls_it_says_so(tmp_path, tls):
     and summaries cross the network in clear; with it, it does not."""
     args = ["--host", "0.0.0.0"]
     if tls:
-        cert, key = _certificate(tmp_path)
+        _, cert, key = _certificate(tmp_path)
         args += ["--tls-cert", str(cert), "--tls-key", str(key)]
     with http_server(tmp_path, *args) as (p, _, err):
         deadline = time.monotonic() + 30

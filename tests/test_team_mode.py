@@ -228,3 +228,75 @@ required = true
 startup_timeout_sec = 20
 tool_timeout_sec = 60
 """
+
+
+@pytest.mark.e2e
+def test_real_hosts_over_https_trust_the_team_certificate_only_when_told(tmp_path):
+    """The team server on https (``--tls-cert``/``--tls-key``, a self-signed certificate): Claude Code 2.1.332
+    connects when ``NODE_EXTRA_CA_CERTS`` names the CA that signed the certificate, and Codex 0.171.0 when
+    ``CODEX_CA_CERTIFICATE`` does; without it each refuses the unknown certificate. The model's calls land in
+    each user's log."""
+    from tests.test_server_http import _certificate
+
+    _e2e_path()
+    import codex_fake
+    from cc_fake import FakeClaudeAPI
+    from cc_host import User
+    from codex_fake import FakeModel
+    from codex_harness import Codex
+
+    ca, cert, key = _certificate(tmp_path)
+    logs = tmp_path / "logs"
+    tool = "mcp__sjc__prune_summary"
+    fake = FakeClaudeAPI()
+    seen: dict[str, object] = {}
+    try:
+        with http_server(tmp_path, "--log-dir", str(logs), "--tls-cert", str(cert), "--tls-key", str(key)) as (
+            _,
+            url,
+            _err,
+        ):
+            https = url.replace("http://", "https://")
+            user = User(tmp_path / "home", fake.url)
+            work = tmp_path / "work"
+            work.mkdir()
+            added = user.claude(
+                work,
+                *("mcp", "add", "--scope", "user", "--transport", "http", "sjc", https),
+                *("--header", "Authorization: Bearer ${SJC_MCP_TOKEN}", "--header", "X-SJC-User: alice"),
+            )
+            assert added.rc == 0, added.stdout + added.stderr
+            trusted = {"SJC_MCP_TOKEN": TOKEN, "NODE_EXTRA_CA_CERTS": str(ca)}
+            seen["cc_untrusted"] = user.claude(work, "mcp", "list", env={"SJC_MCP_TOKEN": TOKEN})
+            seen["cc_trusted"] = user.claude(work, "mcp", "list", env=trusted)
+            seen["cc_run"] = user.claude(
+                work,
+                *("-p", f"Prune this compaction summary. [[mcp {tool}]]", "--output-format", "json"),
+                *("--allowedTools", tool),
+                env=trusted,
+            )
+            cx = Codex(tmp_path / "cx")
+            for name, extra in (("cx_untrusted", {}), ("cx_trusted", {"CODEX_CA_CERTIFICATE": str(ca)})):
+                with FakeModel(big_usage=300) as model:
+                    cx.write_config(
+                        model.base_url + "/v1",
+                        extra="\n" + CODEX_BLOCK.replace(CODEX_URL, https),
+                        compact_limit=150_000,
+                    )
+                    r = cx.run(
+                        f"{codex_fake.MCP_TRIGGER} inline", env={"SJC_MCP_TOKEN": TOKEN, "SJC_USER": "bob", **extra}
+                    )
+                    seen[name] = (r.returncode, model.tags(), r.stderr[-2000:])
+    finally:
+        fake.close()
+    untrusted = next((x for x in seen["cc_untrusted"].stdout.splitlines() if x.startswith("sjc:")), "")
+    assert "Connected" not in untrusted, seen["cc_untrusted"].stdout
+    trusted_line = next((x for x in seen["cc_trusted"].stdout.splitlines() if x.startswith("sjc:")), "")
+    assert "Connected" in trusted_line, seen["cc_trusted"].stdout + seen["cc_trusted"].stderr
+    assert seen["cc_run"].rc == 0, seen["cc_run"].stdout[-800:] + seen["cc_run"].stderr[-800:]
+    rc, tags, err = seen["cx_trusted"]
+    assert rc == 0 and tags == ["mcp-call", "after-tool"], err
+    rc, tags, err = seen["cx_untrusted"]
+    assert rc == 1 and tags == [] and "required MCP servers failed to initialize" in err, err
+    assert [r["op"] for r in _records(logs / "alice.jsonl")] == ["prune"]
+    assert [r["op"] for r in _records(logs / "bob.jsonl")] == ["prune"]
