@@ -236,7 +236,7 @@ def _run_judge(args: argparse.Namespace, prune: bool) -> int:
             print(json.dumps(out, ensure_ascii=False, indent=2))
         else:
             sys.stdout.write(r.pruned_summary)
-        from sjc_mcp.audit import removal_lines
+        from sjc_mcp.audit_view import removal_lines
 
         for line in removal_lines(r):
             print(f"sjc: {line}", file=sys.stderr)
@@ -330,7 +330,9 @@ def _run_audit(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     path = Path(args.log).expanduser() if args.log else config.decision_log_path
     if args.verify:
-        count, problems, notes = audit.verify(path)
+        from sjc_mcp.log_verify import verify
+
+        count, problems, notes = verify(path)
         for line in problems + notes:
             print(line)
         verdict = "whole: chain intact, anchor matches" if not problems else f"{len(problems)} problem(s)"
@@ -349,7 +351,9 @@ def _run_audit(args: argparse.Namespace) -> int:
         report.pop("scores", None)
         print(json.dumps(report, default=str, ensure_ascii=False))
     else:
-        audit.render_terminal(report, show_kept=args.all)
+        from sjc_mcp.audit_view import render_terminal
+
+        render_terminal(report, show_kept=args.all)
     return 0
 
 

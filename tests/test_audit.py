@@ -235,7 +235,7 @@ def test_terminal_audit_colours_pruned_red_and_kept_dim():
 
     from rich.console import Console
 
-    from sjc_mcp import audit
+    from sjc_mcp import audit, audit_view
 
     rec = _record(
         session="s",
@@ -248,7 +248,7 @@ def test_terminal_audit_colours_pruned_red_and_kept_dim():
     )
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=True, color_system="standard", width=100, highlight=False)
-    audit.render_terminal(audit.summarise([rec], []), console, show_kept=True)
+    audit_view.render_terminal(audit.summarise([rec], []), console, show_kept=True)
     lines = buf.getvalue().splitlines()
     gone = next(line for line in lines if "gone" in line)
     stays = next(line for line in lines if "stays" in line)

@@ -1,0 +1,183 @@
+"""The audit shown in a terminal (rich tables, at most ``WIDTH`` columns), and the lines ``sjc prune``
+prints on stderr for what it removed. Text from the log is shown literally (``audit.literal``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sjc_mcp.audit import WIDTH, evidence, literal, reason, text_is_whole
+
+
+def _one_line(x: Any, limit: int) -> str:
+    s = " ↵ ".join(part.strip() for part in literal(x).replace("\t", " ").split("\n") if part.strip())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def _short_time(t: Any) -> str:
+    s = literal(t or "")
+    return s[:16].replace("T", " ") if len(s) >= 16 and s[10:11] == "T" else s
+
+
+def make_console(file: Any = None) -> Any:
+    import shutil
+
+    from rich.console import Console
+
+    width = min(shutil.get_terminal_size((WIDTH, 24)).columns, WIDTH)
+    return Console(file=file, width=width, highlight=False, emoji=False, markup=False)
+
+
+def render_terminal(report: dict[str, Any], console: Any = None, show_kept: bool = False) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    console = console or make_console()
+    width = min(console.width, WIDTH)
+    for b in report["boundaries"]:
+        head = Text()
+        head.append(literal(b["session"]), style="bold")
+        head.append(f" · boundary {literal(b['boundary']) if b.get('boundary') is not None else '-'}")
+        head.append(f" · {literal(b['boundary_id'])}", style="dim")
+        console.print(head, overflow="fold")
+        for t in b.get("tools", []):
+            console.print(
+                Text(
+                    f"  tool results: {literal(t['status'])}, kept {t['kept']}, superseded {t.get('superseded', 0)}, "
+                    f"truncated {t['truncated']}, dropped {t['dropped']}, "
+                    f"characters {t['chars_before']}→{t['chars_after']}"
+                )
+            )
+            for line in t.get("superseded_by", []):
+                console.print(Text(f"    {_one_line(line, 94)}", style="dim"))
+        if "judge" not in b:
+            if b.get("statuses"):
+                line = Text(f"  {', '.join(literal(s) for s in b['statuses'])}")
+                if b.get("note"):
+                    line.append(f": {_one_line(b['note'], 200)}")
+                console.print(line, overflow="fold")
+            for err in b.get("errors", []):
+                console.print(Text("  error ", style="red") + Text(_one_line(err, 300)), overflow="fold")
+            continue
+        label = {"enforced": "enforced", "shadow": "shadow (nothing removed)", "judge": "judge only (nothing removed)"}
+        line = Text("  ")
+        line.append(label.get(b["kind"], b["kind"]), style="bold" if b["kind"] == "enforced" else "yellow")
+        line.append(
+            f" · {_short_time(b.get('time'))} · {literal(b['judge'].get('name'))}/{literal(b['judge'].get('model'))}"
+            f" · threshold {b['threshold']:g}, prunes below {b['threshold'] - (b.get('margin') or 0):.2f}"
+        )
+        console.print(line, overflow="fold")
+        verb = "pruned" if b["kind"] == "enforced" else "would prune"
+        stats = Text(f"  kept {b['kept']} · ")
+        stats.append(f"{verb} {b['pruned']}", style="red" if b["pruned"] else "")
+        stats.append(
+            f" · unjudged {b['unjudged']} · characters {b['chars_before']}→{b['chars_after']} · tokens "
+            f"{b['tokens_before']}→{b['tokens_after']} (est.) · {b.get('duration_ms', 0):.0f} ms"
+        )
+        console.print(stats, overflow="fold")
+        if b.get("chars_after_enforced") is not None and b["kind"] != "enforced":
+            console.print(
+                Text(
+                    f"  shadow: pruning would leave {b['chars_after_enforced']} characters, "
+                    f"{b.get('tokens_after_enforced')} tokens",
+                    style="yellow",
+                ),
+                overflow="fold",
+            )
+        others = [h for h in b["history"] if not h["counted"] and h["kind"] != "tools"]
+        if len(b["history"]) > 1 and others:
+            desc = "; ".join(
+                f"{literal(h['op'] or h['kind'])} {literal(h['mode'] or '')} {literal(h['time'] or '')}".strip()
+                for h in others[-4:]
+            )
+            more = f" (and {len(others) - 4} more)" if len(others) > 4 else ""
+            console.print(Text(f"  also logged, not counted: {desc}{more}", style="dim"), overflow="fold")
+        rows = [e for e in b.get("entries", []) if show_kept or e.get("decision") == "prune"]
+        if rows:
+            t = Table(show_header=True, header_style="bold", box=None, padding=(0, 1), width=width, pad_edge=False)
+            t.add_column("", width=5, no_wrap=True)
+            t.add_column("score", width=5, no_wrap=True, justify="right")
+            t.add_column("section", width=14, no_wrap=True, overflow="ellipsis")
+            t.add_column("entry", ratio=1, overflow="fold")
+            t.add_column("why · evidence", ratio=1, overflow="fold")
+            for e in rows:
+                pruned = e.get("decision") == "prune"
+                style = "red" if pruned else "dim"
+                score = "-" if e.get("score") is None else f"{e['score']:.2f}"
+                text = _one_line(e.get("text"), 240)
+                if not text_is_whole(e) and not text.endswith("…"):
+                    text += "…"
+                why = reason(e, b.get("threshold"), b.get("margin"))
+                if pruned and not e.get("reason"):  # a judge's reason already names its evidence
+                    why += " · " + evidence(e)
+                why = _one_line(why, 200)
+                t.add_row(
+                    Text("prune" if pruned else "keep", style=style),
+                    Text(score, style=style),
+                    Text(_one_line(e.get("section") or "", 14), style=style),
+                    Text(text, style=style),
+                    Text(why, style=style),
+                )
+            console.print(t)
+        for err in b.get("errors", []):
+            console.print(Text("  error ", style="red") + Text(_one_line(err, 300)), overflow="fold")
+    tot = report["totals"]
+    sh = tot.get("shadow", {})
+    console.print()
+    console.print(
+        Text(
+            f"totals: {tot.get('records', 0)} records, {tot.get('boundaries', 0)} boundaries. Enforced decisions "
+            f"(the latest per boundary) at {tot.get('enforced', 0)}: kept {tot.get('kept', 0)}, pruned "
+            f"{tot.get('pruned', 0)}, unjudged {tot.get('unjudged', 0)}; characters {tot.get('chars_before', 0)}→"
+            f"{tot.get('chars_after', 0)}, tokens {tot.get('tokens_before', 0)}→{tot.get('tokens_after', 0)} "
+            f"(estimated, about 4 characters a token)."
+        ),
+        overflow="fold",
+    )
+    if sh.get("boundaries"):
+        console.print(
+            Text(
+                f"shadow and judge-only (nothing removed) at {sh['boundaries']} boundaries: would prune "
+                f"{sh['would_prune']} entries, characters {sh['chars_before']}→{sh['chars_after_if_enforced']}.",
+                style="yellow",
+            ),
+            overflow="fold",
+        )
+    console.print(
+        Text(
+            f"{tot.get('not_counted', 0)} earlier records of the same boundaries not added; "
+            f"{tot.get('duration_ms', 0):.0f} ms judging in all."
+        ),
+        style="dim",
+        overflow="fold",
+    )
+    for w in report["warnings"]:
+        console.print(Text("warning: ", style="yellow") + Text(literal(w)), overflow="fold")
+
+
+# verify ---------------------------------------------------------------------------------------------
+
+
+# sjc prune ------------------------------------------------------------------------------------------
+
+
+def removal_lines(result: Any, words: int = 8) -> list[str]:
+    """One line per entry a prune removed (or, in shadow mode, would have): section, first words, why;
+    then one line of totals. For stderr, beside the pruned summary on stdout."""
+    verb = "removed" if result.mode != "shadow" else "would remove (shadow mode)"
+    lines = []
+    for e in result.entries:
+        if e.decision != "prune":
+            continue
+        first = literal(" ".join(str(e.text).split()[:words]))
+        if len(str(e.text).split()) > words:
+            first += " …"
+        fields = {"score": e.score, "decision": e.decision, "contradicted": e.contradicted}
+        why = reason({**fields, "reason": getattr(e, "reason", None)}, result.threshold, result.margin)
+        if not getattr(e, "reason", None) and not e.quote:
+            why += ": no source found"
+        lines.append(f"{verb} [{literal(e.section)}] {first} — {literal(why)}")
+    n = sum(e.decision == "prune" for e in result.entries)
+    lines.append(
+        f"{verb} {n} of {len(result.entries)} entries; characters {result.chars_before} → {result.chars_after}"
+    )
+    return lines
