@@ -154,9 +154,6 @@ def render_terminal(report: dict[str, Any], console: Any = None, show_kept: bool
         console.print(Text("warning: ", style="yellow") + Text(literal(w)), overflow="fold")
 
 
-# verify ---------------------------------------------------------------------------------------------
-
-
 # sjc prune ------------------------------------------------------------------------------------------
 
 

@@ -206,7 +206,7 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
     def later(p: Probe, i: int) -> bool:
         return span.stated_later(p, chunks[mine[i]].source if i >= 0 else -1)
 
-    values = probes(text, span.all_text, an, span.in_evidence)
+    values = probes(text, span.in_evidence, an)
     others = mine_texts + [u for _, u, _ in span.users]
     tally = [
         c

@@ -110,12 +110,10 @@ _VERBS = {
 _POSITIONAL = {"line", "lines", "col", "column", "step", "phase", "task", "issue", "pr", "version", "item", "option"}
 
 
-def probes(
-    entry: str, joined: str, names: set[str] | None = None, in_joined: Callable[[str], bool] | None = None
-) -> list[Probe]:
-    """The values ``entry`` states: numbers next to a word or unit, and numbered identifiers that
-    ``joined`` lacks (``names``: the entry's ``anchors``, when already read; ``in_joined``: ``found`` in
-    ``joined``, when it is kept at hand)."""
+def probes(entry: str, in_joined: Callable[[str], bool], names: set[str] | None = None) -> list[Probe]:
+    """The values ``entry`` states: numbers next to a word or unit, and numbered identifiers that the
+    evidence lacks (``in_joined``: is an identifier in the joined evidence, as ``found`` has it; ``names``:
+    the entry's ``anchors``, when already read)."""
     out: list[Probe] = []
     if not _DIGIT.search(entry):  # no decimal digit: NUM finds no number and no identifier splits into digits
         return out
@@ -162,7 +160,7 @@ def probes(
             break
         parts = re.split(r"(\d+)", a)
         digits = tuple(p for p in parts if p.isdigit())
-        if not digits or len(a) < 5 or len(a) > 200 or (in_joined(a) if in_joined else found(a, joined)):
+        if not digits or len(a) < 5 or len(a) > 200 or in_joined(a):
             continue
         if not re.search(r"[A-Za-z:/=@]", a):  # a bare date or version: too common to pin a value on
             continue
@@ -207,7 +205,7 @@ def contradiction(
     joined = everything if everything is not None else "\n".join(texts)
     entry_words = words(entry)
     entry_anchors = [a for a in anchors(entry) if len(a) >= 4]
-    for p in found_probes if found_probes is not None else probes(entry, joined):
+    for p in found_probes if found_probes is not None else probes(entry, lambda a: found(a, joined)):
         if verify is None and p.states(joined):
             continue
         if all(len(v) >= 4 and found(v, joined) for v in p.value):  # a long number found anywhere is not in doubt
@@ -246,7 +244,8 @@ def unsourced_counts(
     ``lowered``, ``prose_lowered``: each source's and the prose's ``safe_lower``, if at hand (a text without
     the probe's word is not searched)."""
     out = []
-    for p in found_probes if found_probes is not None else probes(entry, ""):
+    # without its probes, every identifier with digits is one (no evidence at hand to have it)
+    for p in found_probes if found_probes is not None else probes(entry, lambda a: False):
         if not p.count or p.before or not all(_PLURAL.match(t) and t not in _VERBS for t in p.thing):
             continue
         quick = lowered is not None and p.key.isascii()
