@@ -61,10 +61,17 @@ def http_server(tmp_path, *args: str, env: dict[str, str] | None = None):
         err.close()
 
 
-async def _http_session(url: str, fn, headers: dict[str, str] | None = None):
+async def _http_session(url: str, fn, headers: dict[str, str] | None = None, trust: ssl.SSLContext | None = None):
+    """A session of the SDK's streamable-HTTP client with the team token (``trust``: the https client's TLS
+    context, for a certificate of a CA of our own)."""
     hdrs = {"Authorization": f"Bearer {TOKEN}", **(headers or {})}
+    http = (
+        create_mcp_http_client(headers=hdrs)
+        if trust is None
+        else httpx.AsyncClient(headers=hdrs, verify=trust, timeout=httpx.Timeout(30, read=300))
+    )
     async with (
-        create_mcp_http_client(headers=hdrs) as client,
+        http as client,
         streamable_http_client(url, http_client=client) as (read, write),
         ClientSession(read, write) as s,
     ):
@@ -454,21 +461,14 @@ def test_https_with_a_certificate_and_key(tmp_path):
     certificate is served; plain http and a client that does not trust it get nothing."""
     ca, cert, key = _certificate(tmp_path)
 
-    async def session(url: str):
-        hdrs = {"Authorization": f"Bearer {TOKEN}"}
-        trust = ssl.create_default_context(cafile=str(ca))
-        async with (
-            httpx.AsyncClient(headers=hdrs, verify=trust, timeout=httpx.Timeout(30, read=300)) as client,
-            streamable_http_client(url, http_client=client) as (read, write),
-            ClientSession(read, write) as s,
-        ):
-            await s.initialize()
-            return await s.list_tools(), await s.call_tool("judge_summary", {"summary": SUMMARY})
+    async def go(s: ClientSession):
+        return await s.list_tools(), await s.call_tool("judge_summary", {"summary": SUMMARY})
 
     init = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     with http_server(tmp_path, "--tls-cert", str(cert), "--tls-key", str(key)) as (_, url, err):
         https = url.replace("http://", "https://")
-        tools, judged = anyio.run(lambda: session(https))
+        trust = ssl.create_default_context(cafile=str(ca))
+        tools, judged = anyio.run(lambda: _http_session(https, go, trust=trust))
         with pytest.raises(httpx.HTTPError):
             httpx.post(url, json=init, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10)
         with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
@@ -502,12 +502,8 @@ def test_beyond_loopback_without_tls_it_says_so(tmp_path, tls):
     if tls:
         _, cert, key = _certificate(tmp_path)
         args += ["--tls-cert", str(cert), "--tls-key", str(key)]
-    with http_server(tmp_path, *args) as (p, _, err):
-        deadline = time.monotonic() + 30
-        banner = ""
-        while "MCP over streamable HTTP" not in banner and time.monotonic() < deadline and p.poll() is None:
-            time.sleep(0.05)
-            err.seek(0)
-            banner = err.read().decode()
+    with http_server(tmp_path, *args) as (_, _, err):  # listening: the banner is written before
+        err.seek(0)
+        banner = err.read().decode()
     assert ("https://0.0.0.0:" if tls else "http://0.0.0.0:") in banner
     assert ("no TLS" in banner) is not tls

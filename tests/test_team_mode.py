@@ -133,6 +133,55 @@ def _e2e_path() -> None:
         sys.path.insert(0, str(E2E))
 
 
+PRUNE_TOOL = "mcp__sjc__prune_summary"
+
+
+def _sjc_line(listed) -> str:
+    """The line ``claude mcp list`` prints for the sjc server (empty when there is none)."""
+    return next((x for x in listed.stdout.splitlines() if x.startswith("sjc:")), "")
+
+
+def _claude_user_of(tmp_path, model_url: str, url: str):
+    """A Claude Code user (throw-away HOME) with the team server added by the README's command, as user
+    alice; and the folder it works in."""
+    _e2e_path()
+    from cc_host import User
+
+    user = User(tmp_path / "home", model_url)
+    work = tmp_path / "work"
+    work.mkdir()
+    added = user.claude(
+        work,
+        *("mcp", "add", "--scope", "user", "--transport", "http", "sjc", url),
+        *("--header", "Authorization: Bearer ${SJC_MCP_TOKEN}", "--header", "X-SJC-User: alice"),
+    )
+    assert added.rc == 0, added.stdout + added.stderr
+    return user, work
+
+
+def _claude_prunes(user, work, env: dict[str, str]):
+    """One ``claude -p`` turn in which the scripted model calls the team server's prune_summary."""
+    return user.claude(
+        work,
+        *("-p", f"Prune this compaction summary. [[mcp {PRUNE_TOOL}]]", "--output-format", "json"),
+        *("--allowedTools", PRUNE_TOOL),
+        env=env,
+    )
+
+
+def _codex_calls(cx, url: str, env: dict[str, str]) -> tuple[int, list[str], str]:
+    """One ``codex exec`` with the README's block pointing at ``url``, in which the scripted model calls the
+    team server: (exit code, what the model was asked, the end of stderr)."""
+    _e2e_path()
+    import codex_fake
+    from codex_fake import FakeModel
+
+    with FakeModel(big_usage=300) as fake:
+        cx.write_config(fake.base_url + "/v1", extra="\n" + CODEX_BLOCK.replace(CODEX_URL, url), compact_limit=150_000)
+        r = cx.run(f"{codex_fake.MCP_TRIGGER} inline", env=env)
+        return r.returncode, fake.tags(), r.stderr[-2000:]
+
+
 @pytest.mark.e2e
 def test_claude_code_over_http_with_the_readme_command(tmp_path):
     """Claude Code 2.1.332, added with ``claude mcp add --transport http … --header …`` (the README's command):
@@ -144,36 +193,19 @@ def test_claude_code_over_http_with_the_readme_command(tmp_path):
     configured Authorization header (HTTP 401)"; OAuth is not tried when headers.Authorization is set)."""
     _e2e_path()
     from cc_fake import FakeClaudeAPI
-    from cc_host import User
 
-    tool = "mcp__sjc__prune_summary"
     logs = tmp_path / "logs"
     fake = FakeClaudeAPI()
     try:
         with http_server(tmp_path, "--log-dir", str(logs)) as (_, url, _err):
-            user = User(tmp_path / "home", fake.url)
-            work = tmp_path / "work"
-            work.mkdir()
-            added = user.claude(
-                work,
-                *("mcp", "add", "--scope", "user", "--transport", "http", "sjc", url),
-                *("--header", "Authorization: Bearer ${SJC_MCP_TOKEN}", "--header", "X-SJC-User: alice"),
-            )
-            assert added.rc == 0, added.stdout + added.stderr
+            user, work = _claude_user_of(tmp_path, fake.url, url)
             listed = user.claude(work, "mcp", "list", env={"SJC_MCP_TOKEN": TOKEN})
             refused = user.claude(work, "mcp", "list", env={"SJC_MCP_TOKEN": "not-the-team-token"})
-            run = user.claude(
-                work,
-                *("-p", f"Prune this compaction summary. [[mcp {tool}]]", "--output-format", "json"),
-                *("--allowedTools", tool),
-                env={"SJC_MCP_TOKEN": TOKEN},
-            )
+            run = _claude_prunes(user, work, {"SJC_MCP_TOKEN": TOKEN})
     finally:
         fake.close()
-    line = next((x for x in listed.stdout.splitlines() if x.startswith("sjc:")), "")
-    assert "Connected" in line, listed.stdout + listed.stderr
-    bad = next((x for x in refused.stdout.splitlines() if x.startswith("sjc:")), "")
-    assert "401" in bad, refused.stdout + refused.stderr
+    assert "Connected" in _sjc_line(listed), listed.stdout + listed.stderr
+    assert "401" in _sjc_line(refused), refused.stdout + refused.stderr
     assert run.rc == 0, run.stdout[-800:] + run.stderr[-800:]
     recs = _records(logs / "alice.jsonl")
     assert [r["op"] for r in recs] == ["prune"] and recs[0]["user"] == "alice" and recs[0]["pruned"] >= 1
@@ -191,8 +223,6 @@ def test_codex_over_http_with_the_readme_block(tmp_path):
     config.toml and sends the variable's value; with ``required = true`` a 401 at start-up ends ``codex exec``
     with exit 1 before any model request ("required MCP servers failed to initialize: sjc: … Auth required")."""
     _e2e_path()
-    import codex_fake
-    from codex_fake import FakeModel
     from codex_harness import Codex
 
     logs = tmp_path / "logs"
@@ -200,12 +230,7 @@ def test_codex_over_http_with_the_readme_block(tmp_path):
     with http_server(tmp_path, "--log-dir", str(logs)) as (_, url, _err):
         cx = Codex(tmp_path / "cx")
         for token in (TOKEN, "not-the-team-token"):
-            with FakeModel(big_usage=300) as fake:
-                cx.write_config(
-                    fake.base_url + "/v1", extra="\n" + CODEX_BLOCK.replace(CODEX_URL, url), compact_limit=150_000
-                )
-                r = cx.run(f"{codex_fake.MCP_TRIGGER} inline", env={"SJC_MCP_TOKEN": token, "SJC_USER": "bob"})
-                seen[token] = (r.returncode, fake.tags(), r.stderr[-2000:])
+            seen[token] = _codex_calls(cx, url, {"SJC_MCP_TOKEN": token, "SJC_USER": "bob"})
     rc, tags, err = seen[TOKEN]
     assert rc == 0 and tags == ["mcp-call", "after-tool"], err
     recs = _records(logs / "bob.jsonl")
@@ -232,67 +257,36 @@ tool_timeout_sec = 60
 
 @pytest.mark.e2e
 def test_real_hosts_over_https_trust_the_team_certificate_only_when_told(tmp_path):
-    """The team server on https (``--tls-cert``/``--tls-key``, a self-signed certificate): Claude Code 2.1.332
-    connects when ``NODE_EXTRA_CA_CERTS`` names the CA that signed the certificate, and Codex 0.171.0 when
+    """The team server on https (``--tls-cert``/``--tls-key``, a certificate signed by a CA of the team's own):
+    Claude Code 2.1.332 connects when ``NODE_EXTRA_CA_CERTS`` names that CA, and Codex 0.171.0 when
     ``CODEX_CA_CERTIFICATE`` does; without it each refuses the unknown certificate. The model's calls land in
     each user's log."""
     from tests.test_server_http import _certificate
 
     _e2e_path()
-    import codex_fake
     from cc_fake import FakeClaudeAPI
-    from cc_host import User
-    from codex_fake import FakeModel
     from codex_harness import Codex
 
     ca, cert, key = _certificate(tmp_path)
     logs = tmp_path / "logs"
-    tool = "mcp__sjc__prune_summary"
     fake = FakeClaudeAPI()
     seen: dict[str, object] = {}
+    tls = ("--tls-cert", str(cert), "--tls-key", str(key))
     try:
-        with http_server(tmp_path, "--log-dir", str(logs), "--tls-cert", str(cert), "--tls-key", str(key)) as (
-            _,
-            url,
-            _err,
-        ):
+        with http_server(tmp_path, "--log-dir", str(logs), *tls) as (_, url, _err):
             https = url.replace("http://", "https://")
-            user = User(tmp_path / "home", fake.url)
-            work = tmp_path / "work"
-            work.mkdir()
-            added = user.claude(
-                work,
-                *("mcp", "add", "--scope", "user", "--transport", "http", "sjc", https),
-                *("--header", "Authorization: Bearer ${SJC_MCP_TOKEN}", "--header", "X-SJC-User: alice"),
-            )
-            assert added.rc == 0, added.stdout + added.stderr
+            user, work = _claude_user_of(tmp_path, fake.url, https)
             trusted = {"SJC_MCP_TOKEN": TOKEN, "NODE_EXTRA_CA_CERTS": str(ca)}
             seen["cc_untrusted"] = user.claude(work, "mcp", "list", env={"SJC_MCP_TOKEN": TOKEN})
             seen["cc_trusted"] = user.claude(work, "mcp", "list", env=trusted)
-            seen["cc_run"] = user.claude(
-                work,
-                *("-p", f"Prune this compaction summary. [[mcp {tool}]]", "--output-format", "json"),
-                *("--allowedTools", tool),
-                env=trusted,
-            )
+            seen["cc_run"] = _claude_prunes(user, work, trusted)
             cx = Codex(tmp_path / "cx")
             for name, extra in (("cx_untrusted", {}), ("cx_trusted", {"CODEX_CA_CERTIFICATE": str(ca)})):
-                with FakeModel(big_usage=300) as model:
-                    cx.write_config(
-                        model.base_url + "/v1",
-                        extra="\n" + CODEX_BLOCK.replace(CODEX_URL, https),
-                        compact_limit=150_000,
-                    )
-                    r = cx.run(
-                        f"{codex_fake.MCP_TRIGGER} inline", env={"SJC_MCP_TOKEN": TOKEN, "SJC_USER": "bob", **extra}
-                    )
-                    seen[name] = (r.returncode, model.tags(), r.stderr[-2000:])
+                seen[name] = _codex_calls(cx, https, {"SJC_MCP_TOKEN": TOKEN, "SJC_USER": "bob", **extra})
     finally:
         fake.close()
-    untrusted = next((x for x in seen["cc_untrusted"].stdout.splitlines() if x.startswith("sjc:")), "")
-    assert "Connected" not in untrusted, seen["cc_untrusted"].stdout
-    trusted_line = next((x for x in seen["cc_trusted"].stdout.splitlines() if x.startswith("sjc:")), "")
-    assert "Connected" in trusted_line, seen["cc_trusted"].stdout + seen["cc_trusted"].stderr
+    assert "Connected" not in _sjc_line(seen["cc_untrusted"]), seen["cc_untrusted"].stdout
+    assert "Connected" in _sjc_line(seen["cc_trusted"]), seen["cc_trusted"].stdout + seen["cc_trusted"].stderr
     assert seen["cc_run"].rc == 0, seen["cc_run"].stdout[-800:] + seen["cc_run"].stderr[-800:]
     rc, tags, err = seen["cx_trusted"]
     assert rc == 0 and tags == ["mcp-call", "after-tool"], err
