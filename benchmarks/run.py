@@ -334,14 +334,7 @@ def bench_hook_events(runs: int) -> list[dict]:
                 "claude-code",
                 "PostCompact judgment (background process)",
                 "judges",
-                {
-                    "hook_event_name": "PostCompact",
-                    "trigger": "auto",
-                    "compact_summary": cc_summary,
-                    "transcript_path": str(cc_path),
-                    "sjc_judge_now": True,
-                    "sjc_transcript_size": cc_path.stat().st_size,
-                },
+                judgment_payload(cc_path, cc_summary, cc_path.stat().st_size),
                 None,
                 "",
             ),
@@ -402,6 +395,19 @@ def bench_hook_events(runs: int) -> list[dict]:
     return [{"python_ms": python}, *rows]
 
 
+def judgment_payload(transcript: Path, summary: str, size: int) -> dict:
+    """What Claude Code's PostCompact hook hands the judgment it starts in a process of its own: the
+    summary, and the transcript with its size when PostCompact ran (before the compaction was written)."""
+    return {
+        "hook_event_name": "PostCompact",
+        "trigger": "auto",
+        "compact_summary": summary,
+        "transcript_path": str(transcript),
+        "sjc_judge_now": True,
+        "sjc_transcript_size": size,
+    }
+
+
 def bench_real_judgments(runs: int) -> list[dict]:
     """Claude Code's judgment (``PostCompact`` in its own process, as the host starts it) on every real
     transcript in ../shared/fixtures, each cut where its last compaction was written: one row each."""
@@ -420,12 +426,7 @@ def bench_real_judgments(runs: int) -> list[dict]:
                 payload = {
                     "session_id": "bench",
                     "cwd": tmp,
-                    "hook_event_name": "PostCompact",
-                    "trigger": "auto",
-                    "compact_summary": summary,
-                    "transcript_path": str(transcript),
-                    "sjc_judge_now": True,
-                    "sjc_transcript_size": transcript.stat().st_size,
+                    **judgment_payload(transcript, summary, transcript.stat().st_size),
                 }
                 wall, _, code, _ = run_child(
                     [sjc_bin(), "hook", "claude-code"], dict(env, HOME=str(home)), json.dumps(payload)
@@ -471,18 +472,7 @@ def bench_hook(mb: int, keep: Path | None) -> dict:
             elif b'"isCompactSummary"' in line:
                 summary = json.loads(line)["message"]["content"]
             offset += len(line)
-    payload = json.dumps(
-        {
-            "session_id": "bench",
-            "transcript_path": str(path),
-            "cwd": str(folder),
-            "hook_event_name": "PostCompact",
-            "trigger": "auto",
-            "compact_summary": summary,
-            "sjc_judge_now": True,
-            "sjc_transcript_size": cut,
-        }
-    )
+    payload = json.dumps({"session_id": "bench", "cwd": str(folder), **judgment_payload(path, summary, cut)})
     walls, rss = [], []
     for _ in range(3):
         for f in (home / "sessions").glob("*") if (home / "sessions").exists() else []:
