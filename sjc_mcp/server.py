@@ -115,10 +115,15 @@ def parse_args(argv: list[str]) -> Options:
         return Options()  # what every host does: no argparse import on the hot path
     ns = _parser().parse_args(argv)
     if ns.transport == "stdio":
-        given = [f"--{n.replace('_', '-')}" for n in ("host", "port", "token_env") if getattr(ns, n) is not None]
-        given += [
-            f for f, v in (("--tokens", ns.tokens_file), ("--tls-cert", ns.tls_cert), ("--tls-key", ns.tls_key)) if v
-        ]
+        http_only = {
+            "--host": ns.host,
+            "--port": ns.port,
+            "--token-env": ns.token_env,
+            "--tokens": ns.tokens_file,
+            "--tls-cert": ns.tls_cert,
+            "--tls-key": ns.tls_key,
+        }
+        given = [flag for flag, value in http_only.items() if value is not None]
         if given:
             raise UsageError(f"{', '.join(given)} only with --transport streamable-http")
     if ns.port is not None and not 0 < ns.port < 65536:
