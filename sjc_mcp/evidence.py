@@ -5,7 +5,9 @@ b = 0.75, the same IDF floor as ``rank_bm25.BM25Okapi``), the top 3 per entry ar
 enclosing chunk of at most 2,000 characters, and the chunks are pooled and deduplicated.
 
 The index is an inverted index: scoring an entry touches only the postings of its own words, not
-every passage, which is what keeps a 2 MB span fast.
+every passage, which is what keeps a 2 MB span fast. It is compiled (``_bm25.c``) where the install had a
+C compiler; otherwise a small span is indexed in Python and a large one with numpy. All three give the
+same passages with the same scores, to the bit.
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ from typing import Any
 from sjc_mcp._plain import plain
 from sjc_mcp.models import Chunk, Origin, Source
 from sjc_mcp.text import STOPWORDS, tokens
+
+try:  # built at install where a C compiler was present (``optional`` in pyproject.toml)
+    from sjc_mcp import _bm25
+except ImportError:  # pragma: no cover - depends on the install
+    _bm25 = None
 
 _KEEP = bytes(b if (97 <= b <= 122 or 48 <= b <= 57 or b == 1) else 32 for b in range(256))
 _STOP_BYTES = frozenset(w.encode() for w in STOPWORDS) | {b"\x01"}
@@ -66,8 +73,9 @@ class EvidenceIndex:
     """Chunks and passages of every source, with a BM25 inverted index over the passages.
 
     Every posting's BM25 contribution is computed once at build time, so scoring a query adds up the
-    postings of its words. A large span's postings are flat numpy arrays grouped by term (a query is a
-    few vector additions per word); a small span's are Python lists, and numpy is not imported."""
+    postings of its words. ``backend`` says which build holds them: ``compiled`` (``_bm25``), else for a
+    large span flat numpy arrays grouped by term (a query is a few vector additions per word), for a small
+    one Python lists (numpy is not imported)."""
 
     def __init__(self, sources: Sequence[Source], passage_chars: int = 300, chunk_chars: int = 2000) -> None:
         self.sources = list(sources)
@@ -83,6 +91,7 @@ class EvidenceIndex:
         self._words: list[bytes] | None = []  # every word, while the span is small enough for Python
         self._ids: list[Any] = []  # numpy arrays of word ids, batch by batch, once it is not
         self._n_words = 0
+        self._c = _bm25.Index(_STOP_BYTES) if _bm25 is not None else None
         pieces: list[str] = []  # the batch's passages, lower-cased
         size = 0
         for si, src in enumerate(self.sources):
@@ -97,6 +106,8 @@ class EvidenceIndex:
                 # built from validated sources: no need to validate again
                 self.chunks.append(Chunk.model_construct(id=cid, source=si, origin=origin, text=body, start=cs))
                 lowered = body.lower()
+                if "\x01" in lowered:  # the byte that closes a passage below: as any other non-word character
+                    lowered = lowered.replace("\x01", " ")
                 for ps, pe in _cut(body, passage_chars):
                     self.passages.append(Passage(cid, ps, pe))
                     pieces.append(lowered[ps:pe])
@@ -106,9 +117,15 @@ class EvidenceIndex:
                     pieces, size = [], 0
         if pieces:
             self._read_batch(pieces)
+        if self._c is not None:
+            self.backend = "compiled"
+            self._weigh_compiled()
+            del self._lookup, self._words, self._ids
+            return
         # A small span is indexed in plain Python (no numpy to import: most hook runs judge a span of a
         # few hundred kilobytes); a large one with numpy, in one vectorised pass. Both give the same scores.
         self._np = self._words is None
+        self.backend = "numpy" if self._np else "python"
         if self._np:
             self._build_numpy()
         else:
@@ -116,7 +133,11 @@ class EvidenceIndex:
         del self._lookup, self._words, self._ids
 
     def _read_batch(self, pieces: list[str]) -> None:
-        words = (" \x01 ".join(pieces) + " \x01 ").encode("utf-8", "surrogatepass").translate(_KEEP).split()
+        data = (" \x01 ".join(pieces) + " \x01 ").encode("utf-8", "surrogatepass")
+        if self._c is not None:
+            self._c.add(data)
+            return
+        words = data.translate(_KEEP).split()
         lookup, vocab = self._lookup, self.vocab
         for w in set(words).difference(lookup):
             if len(w) < 2 or w in _STOP_BYTES:
@@ -135,8 +156,22 @@ class EvidenceIndex:
 
     def _idf(self, n: int, df: list[int]) -> list[float]:
         idf = [math.log(n - d + 0.5) - math.log(d + 0.5) for d in df]
-        floor = EPSILON * (sum(idf) / len(idf)) if idf else 0.0
+        # the mean of every word's IDF, summed exactly: the words' order (which differs between the builds,
+        # and with the hash seed) changes nothing
+        floor = EPSILON * (math.fsum(idf) / len(idf)) if idf else 0.0
         return [floor if v < 0 else v for v in idf]  # rank_bm25's floor for very common words
+
+    def _weigh_compiled(self) -> None:
+        c = self._c
+        df = c.close()
+        n = len(self.passages)
+        if c.passages != n:  # the passages read are the passages cut: anything else is a bug, not a span
+            raise RuntimeError(f"the compiled index read {c.passages} passages of {n}")
+        words = c.words
+        self.vocab = {w: i for i, w in enumerate(words)}
+        idf = self._idf(n, df)
+        c.weigh(idf, K1, B)
+        self.idf = dict(zip(words, idf, strict=True))
 
     def _build_python(self, words: list[bytes]) -> None:
         vocab = self.vocab
@@ -220,6 +255,11 @@ class EvidenceIndex:
     def __len__(self) -> int:
         return len(self.passages)
 
+    def _ids_of(self, query: str) -> list[int]:
+        """The query's words that the span has, as ids, in order (a repeated word counts again)."""
+        get = self.vocab.get
+        return [t for t in map(get, tokens(query)) if t is not None]
+
     def _accumulate_python(self, query: str) -> dict[int, float]:
         acc: dict[int, float] = {}
         get = acc.get
@@ -251,6 +291,8 @@ class EvidenceIndex:
         """BM25 score of every passage that shares a word with ``query`` (others score 0)."""
         if not self.passages:
             return {}
+        if self._c is not None:
+            return self._c.scores(self._ids_of(query))
         if not self._np:
             return self._accumulate_python(query)
         import numpy as np
@@ -264,6 +306,8 @@ class EvidenceIndex:
         of a tiny span's passages): BM25 only ranks them."""
         if not self.passages:
             return []
+        if self._c is not None:
+            return self._c.top(self._ids_of(query), k)
         if not self._np:
             acc = self._accumulate_python(query)
             if len(acc) > k:  # only passages scoring at least the k-th best score can be among the k
