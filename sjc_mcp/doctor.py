@@ -356,7 +356,22 @@ def _general(config_path: str | None) -> list[Check]:
         )
     else:
         out.append(Check(OK, "judge", f"{judge.name} (offline, nothing to reach)"))
+    out.append(_index())
     return out
+
+
+def _index() -> Check:
+    """Which build of the evidence index runs: compiled, or Python and numpy (the same results, slower)."""
+    from sjc_mcp import evidence
+
+    if evidence._bm25 is not None:
+        return Check(OK, "index", "compiled (sjc_mcp._bm25)")
+    return Check(
+        WARN,
+        "index",
+        "Python and numpy: the compiled index was not built at install (same results, several times slower)",
+        "install a C compiler and the Python headers (Debian: gcc python3-dev), then reinstall sjc-mcp",
+    )
 
 
 def run(config_path: str | None = None, env: dict[str, str] | None = None) -> tuple[list[Check], int]:

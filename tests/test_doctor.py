@@ -127,3 +127,19 @@ def test_doctor_checks_codex_mcp_registration(tmp_path):
     (codex_home / "config.toml").write_text(f"[mcp_servers.sjc]\ncommand = {exe}\nrequired = true\n")
     r = sjc(tmp_path, "doctor", CODEX_HOME=str(codex_home))
     assert any(line.startswith("ok") and "answered initialize" in line for line in lines(r, "codex")), r.stdout
+
+
+def test_doctor_says_which_index_build_runs(tmp_path, monkeypatch):
+    """The compiled index where the install built it; a warning with its fix where it did not (sjc still
+    works, slower)."""
+    from sjc_mcp import doctor, evidence
+
+    r = sjc(tmp_path, "doctor")
+    (line,) = lines(r, "index")
+    if evidence._bm25 is not None:
+        assert line.startswith("ok") and "compiled" in line
+    else:
+        assert line.startswith("WARN") and "C compiler" in line
+    monkeypatch.setattr(evidence, "_bm25", None)
+    check = doctor._index()
+    assert check.status == doctor.WARN and "not built" in check.what and "gcc" in (check.fix or "")
