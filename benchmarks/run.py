@@ -552,6 +552,10 @@ def bench_startup(runs: int) -> dict:
     }
 
 
+# seconds between the handshake and the first tool call in the "later" measure (a model's turn)
+MCP_CALL_PAUSE = 2.0
+
+
 def bench_mcp(runs: int) -> dict:
     """Spawn to answers of ``sjc-mcp`` over stdio, as a host starts it: ``initialize`` answered, ``tools/list``
     answered, and a first ``tools/call`` answered; the same for the server run by the MCP SDK alone (what
@@ -577,30 +581,39 @@ def bench_mcp(runs: int) -> dict:
         },
     ]
 
-    def one(cmd: list[str], env: dict[str, str], full: bool) -> list[float]:
+    def one(cmd: list[str], env: dict[str, str], full: bool, pause: float = 0.0) -> list[float]:
+        """Each answer's time since the spawn; with ``pause``, the tools/call is sent that many seconds after
+        tools/list is answered, and its own time (sent to answered) is added last."""
         t0 = time.perf_counter()
         p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         assert p.stdin is not None and p.stdout is not None
         marks = []
         for msg in [init, *rest] if full else [init]:
+            if pause and msg.get("method") == "tools/call":
+                time.sleep(pause)
+            sent = time.perf_counter()
             p.stdin.write((json.dumps(msg) + "\n").encode())
             p.stdin.flush()
             if "id" in msg:
                 if not p.stdout.readline():
                     raise RuntimeError(f"{cmd[0]} ended without answering {msg.get('method')}")
                 marks.append((time.perf_counter() - t0) * 1000)
+        if pause:
+            marks.append((time.perf_counter() - sent) * 1000)
         p.kill()
         p.wait()
         return marks
 
-    def med(cmd: list[str], env: dict[str, str], full: bool = True) -> list[float]:
-        rounds = [one(cmd, env, full) for _ in range(runs)]
+    def med(cmd: list[str], env: dict[str, str], full: bool = True, pause: float = 0.0) -> list[float]:
+        rounds = [one(cmd, env, full, pause) for _ in range(runs)]
         return [statistics.median(r[i] for r in rounds) for i in range(len(rounds[0]))]
 
     with tempfile.TemporaryDirectory() as home:
         env = dict(os.environ, HOME=home, SJC_DECISION_LOG=str(Path(home) / "decisions.jsonl"))
         exe = Path(sys.executable).parent / "sjc-mcp"
         front = med([str(exe) if exe.exists() else "sjc-mcp"], env)
+        # as a host's model calls the tool in a later turn: a pause after the handshake
+        later = med([str(exe) if exe.exists() else "sjc-mcp"], env, pause=MCP_CALL_PAUSE)
         sdk_only = "from sjc_mcp.server_tools import create_server; create_server().run('stdio')"
         sdk = med([sys.executable, "-c", sdk_only], env)
         echo = med(
@@ -610,6 +623,7 @@ def bench_mcp(runs: int) -> dict:
         "init_ms": front[0],
         "list_ms": front[1],
         "call_ms": front[2],
+        "later_call_ms": later[3],
         "sdk_init_ms": sdk[0],
         "sdk_call_ms": sdk[2],
         "echo_ms": echo[0],
@@ -934,6 +948,10 @@ def main() -> int:
         f"{mc['list_ms']:.0f} ms, first tools/call {mc['call_ms']:.0f} ms | the MCP SDK alone: initialize "
         f"{mc['sdk_init_ms']:.0f} ms, first tools/call {mc['sdk_call_ms']:.0f} ms | a Python that echoes one line "
         f"{mc['echo_ms']:.0f} ms"
+    )
+    print(
+        f"  the first tools/call sent {MCP_CALL_PAUSE:g} s after the handshake (a model's turn later): answered in "
+        f"{mc['later_call_ms']:.0f} ms"
     )
     return 0 if s["same_top_passages"] and s["uncompiled_same"] and au["verified"] else 1
 

@@ -474,10 +474,48 @@ def _stop_on_sigint() -> None:
         signal.signal(signal.SIGINT, stop)
 
 
+# What the first tool call needs, imported while the host has nothing to ask: the SDK and the tools (most
+# of a second), the offline judge (the default one). SJC_MCP_PRELOAD=0 leaves it to the first tool call.
+WARM_MODULES = ("anyio", "mcp.server.stdio", "sjc_mcp.server_tools", "sjc_mcp.judges.lexical")
+
+
+class _WarmUp:
+    """Imports ``WARM_MODULES`` in a thread once the handshake is answered: the front then waits on the
+    client (reading stdin holds no lock), so the first tool call finds the SDK loaded instead of loading
+    it. ``join`` before importing any of them at the hand-over (two threads importing the same modules
+    could each wait on the other's import lock), and before the process ends (a thread stopped in the
+    middle of an import at exit can take the interpreter down with it)."""
+
+    def __init__(self) -> None:
+        self.thread: Any = None
+
+    def start(self) -> None:
+        if self.thread is not None or os.environ.get("SJC_MCP_PRELOAD", "1") == "0":
+            return
+        import threading
+
+        def run() -> None:
+            import importlib
+
+            try:
+                for name in WARM_MODULES:
+                    importlib.import_module(name)
+            except Exception:  # the hand-over imports them again and reports what fails there
+                pass
+
+        self.thread = threading.Thread(target=run, name="sjc-mcp-warm-up", daemon=True)
+        self.thread.start()
+
+    def join(self) -> None:
+        if self.thread is not None:
+            self.thread.join()
+
+
 def serve(handshake: dict[str, Any] | None, tool_options: dict[str, Any] | None = None) -> int:
     rfile, wfile = _claim_stdio()
     front = _front(handshake)
     pending: list[str] = []
+    warm = _WarmUp()
     try:
         while front is not None:
             line = rfile.readline()
@@ -485,6 +523,7 @@ def serve(handshake: dict[str, Any] | None, tool_options: dict[str, Any] | None 
                 for reply in front.end():
                     wfile.write(reply)
                 wfile.flush()
+                warm.join()
                 return 0
             try:
                 replies = front.answer(line)
@@ -496,8 +535,12 @@ def serve(handshake: dict[str, Any] | None, tool_options: dict[str, Any] | None 
             for reply in replies:
                 wfile.write(reply)
             wfile.flush()
+            if front.era is not None:  # the handshake is answered: load what the first tool call needs
+                warm.start()
     except (BrokenPipeError, ConnectionResetError):  # the client went away
+        warm.join()
         return 0
+    warm.join()
     handover(rfile, wfile, pending, front, tool_options)
     return 0
 

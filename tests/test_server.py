@@ -327,7 +327,8 @@ def test_the_handshake_imports_no_sdk(tmp_path, opening):
     msgs = CLAUDE_CODE_OPENING if opening == "claude-code" else CODEX_OPENING
     call = CLAUDE_CODE_CALL if opening == "claude-code" else CODEX_CALL
     code = "import sys; from sjc_mcp.server import main; sys.exit(main())"
-    env = dict(os.environ, SJC_DECISION_LOG=str(tmp_path / "log.jsonl"))
+    # without the preload that follows the handshake (the next test), what the handshake itself imports
+    env = dict(os.environ, SJC_DECISION_LOG=str(tmp_path / "log.jsonl"), SJC_MCP_PRELOAD="0")
     out, handshake = _talk_importtime(code, msgs, env, tmp_path)
     assert any("tools" in (json.loads(a).get("result") or {}) for a in out)
     assert not handshake & {"mcp", "mcp_types", "pydantic", "anyio", "httpx", "starlette"}, handshake
@@ -335,6 +336,25 @@ def test_the_handshake_imports_no_sdk(tmp_path, opening):
     called, with_call = _talk_importtime(code, [*msgs, call], env, tmp_path)
     assert {"mcp", "pydantic"} <= with_call
     assert any(json.loads(a).get("id") == call["id"] and "content" in json.loads(a).get("result", {}) for a in called)
+
+
+@pytest.mark.parametrize("opening", ["claude-code", "codex"])
+def test_after_the_handshake_the_sdk_loads_before_any_tool_call(tmp_path, opening):
+    """Once the handshake is answered, the SDK, the tools and the offline judge are imported in the
+    background, so the first tool call does not wait for them; a client that leaves then still sees the
+    server end cleanly (the imports finished, not cut at exit)."""
+    msgs = CLAUDE_CODE_OPENING if opening == "claude-code" else CODEX_OPENING
+    env = dict(os.environ, SJC_DECISION_LOG=str(tmp_path / "log.jsonl"))
+    env.pop("SJC_MCP_PRELOAD", None)
+    code = "import sys; from sjc_mcp.server import main; sys.exit(main())"
+    out, imported = _talk_importtime(code, msgs, env, tmp_path)
+    assert any("tools" in (json.loads(a).get("result") or {}) for a in out)
+    assert {"mcp", "pydantic", "anyio"} <= imported
+    # what the tools module and the judge import: their own imports ran to the end
+    lines = (tmp_path / "importtime.txt").read_text()
+    names = {ln.split("|")[-1].strip() for ln in lines.splitlines() if ln.startswith("import time:")}
+    assert {"mcp.server.mcpserver", "sjc_mcp.server_http", "sjc_mcp.judges._signals_entry"} <= names
+    assert "Traceback" not in lines and "Fatal Python error" not in lines
 
 
 def _first_answer_ms(cmd, env, runs=3):
@@ -370,7 +390,8 @@ def test_other_sdk_versions_answer_from_the_user_cache(tmp_path):
     code = (
         f"import sys; from sjc_mcp import server_front as f; f.HANDSHAKE_FILE = {str(packaged)!r}; sys.exit(f.main())"
     )
-    env = dict(os.environ, XDG_CACHE_HOME=str(cache), SJC_DECISION_LOG=str(tmp_path / "log.jsonl"))
+    # without the preload after the handshake, which imports the SDK whatever answered the handshake
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache), SJC_DECISION_LOG=str(tmp_path / "log.jsonl"), SJC_MCP_PRELOAD="0")
     want = _talk(SDK_ONLY, CODEX_OPENING, env)
     first, imported_first = _talk_importtime(code, CODEX_OPENING, env, tmp_path)
     second, imported_second = _talk_importtime(code, CODEX_OPENING, env, tmp_path)
