@@ -311,14 +311,14 @@ def test_the_front_answers_byte_for_byte_as_the_sdk(tmp_path, name):
 
 
 def test_handshake_file_is_what_mcpserver_answers():
-    from sjc_mcp import server_front
+    from sjc_mcp import server_handshake
 
-    with open(server_front.HANDSHAKE_FILE, encoding="utf-8") as fh:
+    with open(server_handshake.HANDSHAKE_FILE, encoding="utf-8") as fh:
         shipped = json.load(fh)
-    assert shipped == server_front.generate(), (
-        "sjc_mcp/data/mcp_handshake.json is out of date: run python -m sjc_mcp.server_front --write"
+    assert shipped == server_handshake.generate(), (
+        "sjc_mcp/data/mcp_handshake.json is out of date: run python -m sjc_mcp.server_handshake --write"
     )
-    assert shipped["generated_with"] == server_front.sdk_versions()
+    assert shipped["generated_with"] == server_handshake.sdk_versions()
 
 
 @pytest.mark.parametrize("opening", ["claude-code", "codex"])
@@ -388,7 +388,8 @@ def test_other_sdk_versions_answer_from_the_user_cache(tmp_path):
     packaged.write_text(json.dumps(stale))
     cache = tmp_path / "cache"
     code = (
-        f"import sys; from sjc_mcp import server_front as f; f.HANDSHAKE_FILE = {str(packaged)!r}; sys.exit(f.main())"
+        f"import sys; from sjc_mcp import server_front as f, server_handshake as h; h.HANDSHAKE_FILE = {str(packaged)!r}; "
+        "sys.exit(f.main())"
     )
     # without the preload after the handshake, which imports the SDK whatever answered the handshake
     env = dict(os.environ, XDG_CACHE_HOME=str(cache), SJC_DECISION_LOG=str(tmp_path / "log.jsonl"), SJC_MCP_PRELOAD="0")
@@ -440,7 +441,8 @@ def test_a_damaged_handshake_file_falls_back_to_the_sdk(tmp_path):
     packaged = tmp_path / "mcp_handshake.json"
     packaged.write_text(json.dumps(damaged))
     code = (
-        f"import sys; from sjc_mcp import server_front as f; f.HANDSHAKE_FILE = {str(packaged)!r}; sys.exit(f.main())"
+        f"import sys; from sjc_mcp import server_front as f, server_handshake as h; h.HANDSHAKE_FILE = {str(packaged)!r}; "
+        "sys.exit(f.main())"
     )
     env = dict(os.environ, SJC_DECISION_LOG=str(tmp_path / "log.jsonl"))
     assert _talk([sys.executable, "-c", code], CLAUDE_CODE_OPENING, env) == _talk(SDK_ONLY, CLAUDE_CODE_OPENING, env)
