@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -426,6 +427,10 @@ def _hook_args(argv: Sequence[str]) -> tuple[str, str | None] | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # A short process that makes many small objects (chunks, passages, lines, words) and frees them by
+    # reference counting: the cycle collector runs every 100,000 allocations instead of every 700 (as mypy
+    # does); about 10 ms of a 2 MB prune, with the same peak memory.
+    gc.set_threshold(100_000, 50, 100)
     quick = _hook_args(sys.argv[1:] if argv is None else argv)
     if quick is not None:  # never fails the host: no exit code but 0, no traceback
         from sjc_mcp.hook import main as hook_main
