@@ -140,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
                 action="store_true",
                 help="codex: also trust the sjc hooks in $CODEX_HOME/config.toml (Codex skips untrusted hooks)",
             )
-    d = sub.add_parser("doctor", help="check the set-up per host: hooks, MCP server, proxy, config, log, judge")
+    d = sub.add_parser("doctor", help="check the set-up per host: hooks, MCP server, proxy, config, log, judge, index")
     d.add_argument("--config", metavar="FILE")
     g = sub.add_parser("config", help="where the config is (path), what is in force (show), a commented start (init)")
     g.add_argument("action", choices=["path", "show", "init"])
