@@ -143,10 +143,11 @@ def _registered(host: str, server: dict[str, Any], headers: dict[str, str], http
 
 def _claude_code(home: Path, env: dict[str, str]) -> list[Check]:
     from sjc_mcp import install
+    from sjc_mcp.hook_entries import is_ours
 
     out: list[Check] = []
     settings_file = install.settings_path("claude-code", "user")
-    hooked = any(install._is_ours(h) for h in _hooks_in(json_object(settings_file)))
+    hooked = any(is_ours(h) for h in _hooks_in(json_object(settings_file)))
     plugins = json_object(home / ".claude" / "plugins" / "installed_plugins.json").get("plugins") or {}
     plugin = next((k for k in plugins if k.split("@")[0] == "sjc"), None)
     if hooked or plugin:
@@ -218,14 +219,15 @@ def _hooks_in(settings: dict[str, Any]) -> list[Any]:
 
 
 def _codex() -> list[Check]:
-    from sjc_mcp import install
+    from sjc_mcp import codex_trust, install
+    from sjc_mcp.hook_entries import is_ours
 
     out: list[Check] = []
     hooks_file = install.settings_path("codex", "user")
     settings = json_object(hooks_file)
-    if any(install._is_ours(h) for h in _hooks_in(settings)):
+    if any(is_ours(h) for h in _hooks_in(settings)):
         out.append(Check(OK, "codex", f"hooks installed ({hooks_file})"))
-        if install._codex_untrusted(hooks_file, settings):
+        if codex_trust.untrusted(hooks_file, settings):
             out.append(
                 Check(
                     FAIL,

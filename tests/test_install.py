@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from sjc_mcp.install import EVENTS, hook_block
+from sjc_mcp.hook_entries import EVENTS, hook_block
 from tests.conftest import ROOT, sjc_exe
 
 
@@ -84,12 +84,13 @@ def test_shipped_codex_hooks_file_matches_what_install_writes():
 def test_backups_are_never_overwritten(isolated_home, monkeypatch):
     """Install, uninstall, install again within one second: every backup keeps what it backed up."""
     from sjc_mcp import install as inst
+    from sjc_mcp import settings_file
 
     settings = isolated_home / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True)
     original = '{"model": "opus", "hooks": {}}\n'
     settings.write_text(original)
-    monkeypatch.setattr(inst.time, "strftime", lambda fmt: "20261130-120000")  # all within one second
+    monkeypatch.setattr(settings_file.time, "strftime", lambda fmt: "20261130-120000")  # all within one second
     inst.install("claude-code", "user", command="/x/sjc")
     inst.uninstall("claude-code", "user")
     inst.install("claude-code", "user", command="/x/sjc")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from sjc_mcp.install import codex_trust_hash
+from sjc_mcp.codex_trust import trust_hash
 from tests.conftest import sjc_exe
 
 # (event, command, timeout or None for Codex's default, matcher) -> the currentHash codex app-server reported
@@ -41,7 +41,7 @@ OBSERVED = [
 def test_trust_hash_is_the_one_codex_computes(hook, expected):
     event, command, timeout, matcher = hook
     handler = {"type": "command", "command": command} | ({} if timeout is None else {"timeout": timeout})
-    assert codex_trust_hash(event, handler, matcher) == f"sha256:{expected}"
+    assert trust_hash(event, handler, matcher) == f"sha256:{expected}"
 
 
 class Env:
@@ -91,9 +91,9 @@ def test_trust_writes_one_table_per_hook_and_uninstall_restores_both_files(tmp_p
     hooks = json.loads(e.hooks.read_text())["hooks"]
     src = str(e.hooks.resolve())
     expected = {
-        f"{src}:post_compact:0:0": codex_trust_hash("PostCompact", hooks["PostCompact"][0]["hooks"][0]),
-        f"{src}:session_start:0:0": codex_trust_hash("SessionStart", hooks["SessionStart"][0]["hooks"][0], "compact"),
-        f"{src}:user_prompt_submit:0:0": codex_trust_hash("UserPromptSubmit", hooks["UserPromptSubmit"][0]["hooks"][0]),
+        f"{src}:post_compact:0:0": trust_hash("PostCompact", hooks["PostCompact"][0]["hooks"][0]),
+        f"{src}:session_start:0:0": trust_hash("SessionStart", hooks["SessionStart"][0]["hooks"][0], "compact"),
+        f"{src}:user_prompt_submit:0:0": trust_hash("UserPromptSubmit", hooks["UserPromptSubmit"][0]["hooks"][0]),
     }
     assert {k: v["trusted_hash"] for k, v in state.items()} == expected
     for key, digest in expected.items():  # the form Codex's own config writer uses
