@@ -186,7 +186,8 @@ def _run_judge(args: argparse.Namespace, prune: bool) -> int:
     summary = None
     if args.transcript:
         from sjc_mcp.hosts import read_boundary
-        from sjc_mcp.pipeline import boundary_kwargs, log_nothing
+        from sjc_mcp.log_records import log_nothing
+        from sjc_mcp.pipeline import boundary_kwargs
 
         b = read_boundary(args.transcript, args.boundary)
         meta = {

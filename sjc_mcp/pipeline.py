@@ -14,13 +14,13 @@ What every surface inherits from here, besides the judgment itself:
 
 from __future__ import annotations
 
-import hashlib
 import math
 import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
 from sjc_mcp import log as decision_log
+from sjc_mcp import log_records
 from sjc_mcp.config import Config
 from sjc_mcp.errors import InputError, first_error
 from sjc_mcp.evidence import EvidenceIndex
@@ -39,9 +39,9 @@ from sjc_mcp.models import (
     Turn,
     evidence_source,
 )
-from sjc_mcp.redact import redact_inputs, redacted
+from sjc_mcp.redact import redact_inputs
 from sjc_mcp.summary import split_summary
-from sjc_mcp.text import estimate_tokens, is_user_section, plain_marker
+from sjc_mcp.text import is_user_section, plain_marker
 
 MAX_SUMMARY_BYTES = 1_000_000
 MAX_EVIDENCE_BYTES = 20_000_000
@@ -225,58 +225,6 @@ def _caveats(
     return warnings, False
 
 
-def _log_record(result: JudgeResult, summary: str, after: str, meta: dict[str, Any], config: Config) -> dict:
-    entries = [
-        {
-            "id": e.id,
-            "section": e.section,
-            "text_sha": hashlib.sha256(e.text.encode()).hexdigest()[:16],
-            "text": redacted(e.text)[:200],
-            "score": e.score,
-            "decision": e.decision,
-            "near_threshold": e.near_threshold,
-            "contradicted": e.contradicted,
-            "quote": redacted(e.quote or "")[:200] or None,
-            "origin": e.origin,
-            "reason": redacted(e.reason or "")[:300] or None,
-        }
-        for e in result.entries
-    ]
-    return {
-        "v": 1,
-        **{k: v for k, v in meta.items() if v is not None},
-        "host": result.host,
-        "judge": result.judge.model_dump(),
-        "config_hash": config.digest(),
-        "threshold": result.threshold,
-        "margin": result.margin,
-        "mode": result.mode,
-        "status": (
-            "disabled"
-            if result.disabled
-            else "unstructured"
-            if result.unstructured
-            else ("error" if result.errors and not entries else "judged")
-        ),
-        "entries": entries,
-        "kept": sum(e.decision != "prune" for e in result.entries),
-        "pruned": sum(e.decision == "prune" for e in result.entries),
-        "unjudged": sum(e.decision == "unjudged" for e in result.entries),
-        "chars_before": len(summary),
-        "chars_after": len(after),
-        "tokens_before": estimate_tokens(summary),
-        "tokens_after": estimate_tokens(after),
-        "tokens_estimated": True,
-        "duration_ms": round(result.duration_ms, 2),
-        "redactions": result.redactions,
-        "errors": result.errors,
-        **({"warnings": result.warnings} if result.warnings else {}),
-        **({"note": result.warnings[0].removeprefix("unstructured: ")} if result.unstructured else {}),
-        **({"incomplete_span": True} if result.incomplete_span else {}),
-        **({"guard": {"max_prune_share": config.max_prune_share, "kept_whole": True}} if result.guarded else {}),
-    }
-
-
 def _judge(
     summary: str,
     evidence: Iterable[EvidenceLike],
@@ -366,15 +314,6 @@ def _judge(
     return result, parsed, config
 
 
-def _write_log(config: Config, record: dict[str, Any], result: JudgeResult) -> None:
-    try:
-        decision_log.append(config.decision_log_path, record)
-    except OSError as exc:
-        msg = f"could not write the decision log {config.decision_log_path}: {exc.strerror or exc}"
-        result.errors.append(msg)
-        print(f"sjc: {msg}", file=sys.stderr)
-
-
 def judge_summary(
     summary: str,
     evidence: Iterable[EvidenceLike] = (),
@@ -409,7 +348,9 @@ def judge_summary(
         incomplete_span=incomplete_span,
     )
     if log:
-        _write_log(config, _log_record(result, summary, summary, {"op": "judge", **(meta or {})}, config), result)
+        log_records.write(
+            config, log_records.judged(result, summary, summary, {"op": "judge", **(meta or {})}, config), result
+        )
     return result
 
 
@@ -460,19 +401,8 @@ def prune_summary(
     )
     pruned.would_leave = would
     if log:
-        log_prune(pruned, summary, config, meta)
+        log_records.log_prune(pruned, summary, config, meta)
     return pruned
-
-
-def log_prune(pruned: PruneResult, summary: str, config: Config, meta: dict[str, Any] | None = None) -> None:
-    """Write ``prune_summary``'s decision-log record (for a caller that passed ``log=False`` and decides
-    later whether the judgment still counts, as the proxy does when its budget runs out)."""
-    record = _log_record(pruned, summary, pruned.pruned_summary, {"op": "prune", **(meta or {})}, config)
-    if pruned.mode != "enforce" and not pruned.disabled:  # shadow: what pruning would have left
-        would = pruned.would_leave if pruned.would_leave is not None else pruned.pruned_summary
-        record["chars_after_enforced"] = len(would)
-        record["tokens_after_enforced"] = estimate_tokens(would)
-    _write_log(config, record, pruned)
 
 
 def boundary_kwargs(boundary: Any) -> dict[str, Any]:
@@ -485,18 +415,3 @@ def boundary_kwargs(boundary: Any) -> dict[str, Any]:
         "assistant_prose": boundary.assistant_prose(),
         "incomplete_span": getattr(boundary, "incomplete", None),
     }
-
-
-def log_status(config: Config | None, status: str, errors: list[str], meta: dict[str, Any]) -> None:
-    """Record an event that produced no judgment (disabled, error, timeout); never raises."""
-    decision_log.append_status((config or Config()).decision_log_path, status, errors, meta)
-
-
-def log_nothing(config: Config, note: str, meta: dict[str, Any]) -> None:
-    """Record a boundary with nothing to judge (an encrypted Codex summary, an empty one)."""
-    decision_log.append_status(
-        config.decision_log_path,
-        "nothing",
-        [],
-        {**meta, "note": note, "config_hash": config.digest(), "mode": config.mode},
-    )

@@ -236,7 +236,7 @@ class ClaudeCodeHook(HookBase):
         return boundary
 
     def post_compact(self) -> str:
-        from sjc_mcp.pipeline import log_nothing
+        from sjc_mcp.log_records import log_nothing
         from sjc_mcp.state import summary_key
 
         summary = self.payload.get("compact_summary")

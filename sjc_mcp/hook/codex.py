@@ -88,7 +88,7 @@ class CodexHook(HookBase):
     def _judged(self) -> dict[str, Any] | None:
         """The judgment of the newest compaction (judged now unless it was before), with its note left for
         the model; None when there is nothing to judge (a summary made and encrypted on the server)."""
-        from sjc_mcp.pipeline import log_nothing
+        from sjc_mcp.log_records import log_nothing
         from sjc_mcp.state import summary_key
 
         b = self._newest()
