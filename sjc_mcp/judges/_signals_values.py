@@ -14,10 +14,9 @@ from sjc_mcp.judges._signals_text import CODE, NUM, anchors, found, norm_num, wo
 from sjc_mcp.text import STOPWORDS
 
 _BEFORE = re.compile(r"([A-Za-z_][\w-]{2,})[ :=]{1,3}$")
-_AFTER = re.compile(
-    r"^[ ]?(?:(?:new|more|additional|existing|extra|total|unit|integration|failing|passing|stale|other)\s+)?"
-    r"([A-Za-z_][\w-]{2,})"
-)
+# a count's adjective, if any: "3 new tests", "12 failing tests"
+_ADJ = r"(?:(?:new|more|additional|existing|extra|total|unit|integration|failing|passing|stale|other)\s+)?"
+_AFTER = re.compile(r"^[ ]?" + _ADJ + r"([A-Za-z_][\w-]{2,})")
 _DIGIT = re.compile(r"\d")
 _UNIT = re.compile(r"^ ?(%|ms|µs|us|ns|[KMGT]i?B|x|×)(?![\w%])")
 _NUMBER = r"(\d[\d,]*(?:\.\d+)?)"
@@ -39,7 +38,6 @@ def _not_after(not_after: str, literal: str) -> str:
 
 # ``(?<![\w.])`` + _NUMBER
 _NUMBER_ALONE = "(" + _first_not_after(r"[\w.]", r"\d") + r"[\d,]*(?:\.\d+)?)"
-_ADJ = r"(?:(?:new|more|additional|existing|extra|total|unit|integration|failing|passing|stale|other)\s+)?"
 MAX_PROBES = 40
 MAX_NUMBERS = 200  # numbers looked at per entry
 _PLURAL = re.compile(
