@@ -120,16 +120,15 @@ class EvidenceIndex:
         if self._c is not None:
             self.backend = "compiled"
             self._weigh_compiled()
-            del self._lookup, self._words, self._ids
-            return
-        # A small span is indexed in plain Python (no numpy to import: most hook runs judge a span of a
-        # few hundred kilobytes); a large one with numpy, in one vectorised pass. Both give the same scores.
-        self._np = self._words is None
-        self.backend = "numpy" if self._np else "python"
-        if self._np:
-            self._build_numpy()
         else:
-            self._build_python(self._words or [])
+            # A small span is indexed in plain Python (no numpy to import: most hook runs judge a span of a
+            # few hundred kilobytes); a large one with numpy, in one vectorised pass. Both give the same scores.
+            self._np = self._words is None
+            self.backend = "numpy" if self._np else "python"
+            if self._np:
+                self._build_numpy()
+            else:
+                self._build_python(self._words or [])
         del self._lookup, self._words, self._ids
 
     def _read_batch(self, pieces: list[str]) -> None:
