@@ -257,6 +257,32 @@ def test_no_event_loads_the_config_or_the_judge_in_the_hook_process(tmp_path):
     assert [rec["status"] for rec in log_records(home)] == ["judged"]
 
 
+def test_an_event_sjc_ignores_imports_no_host_module_and_touches_nothing(tmp_path):
+    """What a host sends that sjc does not act on (Claude Code's Stop and Notification, Codex's SessionStart
+    at start-up, resume or clear) ends right after the payload is read: no host module, no session state,
+    no config, no log (each is paid by every session's every such event)."""
+    code = (
+        "import json, sys\n"
+        "from sjc_mcp.hook import run_hook\n"
+        "print(json.dumps([run_hook(h, json.dumps(ev)) for h, ev in json.loads(sys.argv[1])]))\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('sjc_mcp.') and m != 'sjc_mcp.hook')))\n"
+    )
+    base = {"session_id": "s", "transcript_path": str(tmp_path / "t.jsonl"), "cwd": str(tmp_path)}
+    events = [
+        ("claude-code", {**base, "hook_event_name": "Stop"}),
+        ("claude-code", {**base, "hook_event_name": "Notification", "message": "waiting"}),
+        *(("codex", {**base, "hook_event_name": "SessionStart", "source": s}) for s in ("startup", "resume", "clear")),
+    ]
+    home = tmp_path / "home"
+    env = {**os.environ, "HOME": str(home)}
+    r = subprocess.run([sys.executable, "-c", code, json.dumps(events)], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    outputs, loaded = (json.loads(line) for line in r.stdout.splitlines())
+    assert outputs == [""] * len(events)
+    assert loaded == []
+    assert not home.exists()  # no state, no log written
+
+
 @pytest.mark.skipif(not CC_FIXTURES, reason="../shared/fixtures is absent: no real Claude Code transcripts")
 def test_a_late_judgment_judges_the_span_before_the_compaction_claude_code_wrote_meanwhile(tmp_path):
     """The background judgment may start after Claude Code wrote the boundary, the summary and more;

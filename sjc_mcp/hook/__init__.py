@@ -23,15 +23,29 @@ import threading
 from typing import Any
 
 MAX_STDIN = 20_000_000
-# host -> (module, class, the events it handles); the modules are imported only for these events
-HOSTS: dict[str, tuple[str, str, frozenset[str]]] = {
+# host -> (module, class, the events it handles); the modules are imported only for these events. An event
+# handled only when a payload field has one value names that (field, value): Codex sends SessionStart at
+# every start and resume, and sjc acts only on the one a compaction starts (source "compact").
+HOSTS: dict[str, tuple[str, str, dict[str, tuple[str, str] | None]]] = {
     "claude-code": (
         "sjc_mcp.hook.claude_code",
         "ClaudeCodeHook",
-        frozenset({"PreCompact", "PostCompact", "UserPromptSubmit", "PostToolBatch"}),
+        {"PreCompact": None, "PostCompact": None, "UserPromptSubmit": None, "PostToolBatch": None},
     ),
-    "codex": ("sjc_mcp.hook.codex", "CodexHook", frozenset({"PostCompact", "SessionStart", "UserPromptSubmit"})),
+    "codex": (
+        "sjc_mcp.hook.codex",
+        "CodexHook",
+        {"PostCompact": None, "SessionStart": ("source", "compact"), "UserPromptSubmit": None},
+    ),
 }
+
+
+def _handled(events: dict[str, tuple[str, str] | None], payload: dict[str, Any]) -> bool:
+    event = str(payload.get("hook_event_name") or "")
+    if event not in events:
+        return False
+    only = events[event]
+    return only is None or payload.get(only[0]) == only[1]
 
 
 class _Budget(Exception):
@@ -71,7 +85,7 @@ def run_hook(host: str, stdin_text: str, config_path: str | None = None) -> str:
             raise ValueError("hook payload is not a JSON object")
         payload = parsed
         module_name, class_name, events = HOSTS[host]
-        if str(payload.get("hook_event_name") or "") not in events:
+        if not _handled(events, payload):
             return ""  # an event we do not act on: no config, no log, nothing to pay for
         import importlib
 
