@@ -199,8 +199,8 @@ LAST_STDERR = ""
 def numpy_import_ms(runs: int) -> float:
     """What importing numpy adds to a new process (``python -c 'import numpy'`` less ``python -c pass``)."""
     env = dict(os.environ)
-    with_np = statistics.median(run_child([sys.executable, "-c", "import numpy"], env)[0] for _ in range(runs))
-    bare = statistics.median(run_child([sys.executable, "-c", "pass"], env)[0] for _ in range(runs))
+    with_np = statistics.median(run_child([PYTHON, "-c", "import numpy"], env)[0] for _ in range(runs))
+    bare = statistics.median(run_child([PYTHON, "-c", "pass"], env)[0] for _ in range(runs))
     return with_np - bare
 
 
@@ -291,14 +291,14 @@ def bench_hook_events(runs: int) -> list[dict]:
                 "with s.update() as st: st['codex_post_compact'] = {'transcript': sys.argv[2], 'size': 0}"
             )
             args = [json.dumps(note), str(transcript), session["id"]]
-            subprocess.run([sys.executable, "-c", code, *args], env=env, check=True)
+            subprocess.run([PYTHON, "-c", code, *args], env=env, check=True)
 
         def drain() -> None:  # wait for a background judgment to end before the next run
             code = (
                 "import sys, time; from sjc_mcp.state import SessionState; s = SessionState.of(sys.argv[1]); "
                 "t = time.monotonic()\nwhile s.judging() and time.monotonic() - t < 30: time.sleep(0.02)"
             )
-            subprocess.run([sys.executable, "-c", code, session["id"]], env=env, check=True)
+            subprocess.run([PYTHON, "-c", code, session["id"]], env=env, check=True)
 
         calls = [
             {
@@ -399,7 +399,7 @@ def bench_hook_events(runs: int) -> list[dict]:
                     "",
                 )
             )
-        python = statistics.median(run_child([sys.executable, "-c", "pass"], env)[0] for _ in range(runs))
+        python = statistics.median(run_child([PYTHON, "-c", "pass"], env)[0] for _ in range(runs))
         for i, (host, label, kind, extra, before, expect) in enumerate(cases):
             session["id"] = f"bench-{i}"
             walls = []
@@ -473,9 +473,56 @@ def bench_real_judgments(runs: int) -> list[dict]:
     return rows
 
 
+# The interpreter every timed process runs: this checkout installed as a user installs it (see
+# ``install_as_user``), else this environment's. ``sjc_bin`` and ``mcp_bin`` are the commands beside it.
+PYTHON = sys.executable
+
+
 def sjc_bin() -> str:
-    exe = Path(sys.executable).parent / "sjc"
+    exe = Path(PYTHON).parent / "sjc"
     return str(exe) if exe.exists() else "sjc"
+
+
+def mcp_bin() -> str:
+    exe = Path(PYTHON).parent / "sjc-mcp"
+    return str(exe) if exe.exists() else "sjc-mcp"
+
+
+def install_as_user(folder: Path) -> str | None:
+    """This checkout installed as the README installs it (``pip install .``, not editable) into a
+    throw-away venv in ``folder`` whose dependencies are this environment's (a ``.pth`` line; its own
+    ``.pth`` files, the editable finder among them, are not run). Its interpreter, or None where the
+    install fails (the run then times this environment, and says so).
+
+    An editable install costs every process ~15 ms at start-up (``site`` imports setuptools' finder,
+    with pathlib and importlib.util) and every ``sjc_mcp`` import after it; a user's install has neither."""
+    import sysconfig
+
+    venv = folder / "venv"
+    try:
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True)
+        python = venv / "bin" / "python"
+        subprocess.run(
+            [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", str(HERE.parent)],
+            check=True,
+            capture_output=True,
+        )
+        site = subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            cwd=folder,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        Path(site, "_sjc_bench_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+        subprocess.run(
+            [str(python), "-c", "import sjc_mcp.cli, pydantic, mcp"], check=True, capture_output=True, cwd=folder
+        )
+    except (OSError, subprocess.CalledProcessError) as exc:
+        err = getattr(exc, "stderr", b"") or b""
+        print(f"(could not install the checkout for timing: {exc} {err.decode(errors='replace')[-300:]})")
+        return None
+    return str(python)
 
 
 def bench_hook(mb: int, keep: Path | None) -> dict:
@@ -545,7 +592,7 @@ def bench_startup(runs: int) -> dict:
             runs,
         )[0]
     return {
-        "python_ms": run([sys.executable, "-c", "pass"]),
+        "python_ms": run([PYTHON, "-c", "pass"]),
         "help_ms": run([sjc_bin(), "--help"]),
         "hook_noop_ms": run([sjc_bin(), "hook", "claude-code"], other),
         "hook_decide_ms": disabled,
@@ -610,15 +657,12 @@ def bench_mcp(runs: int) -> dict:
 
     with tempfile.TemporaryDirectory() as home:
         env = dict(os.environ, HOME=home, SJC_DECISION_LOG=str(Path(home) / "decisions.jsonl"))
-        exe = Path(sys.executable).parent / "sjc-mcp"
-        front = med([str(exe) if exe.exists() else "sjc-mcp"], env)
+        front = med([mcp_bin()], env)
         # as a host's model calls the tool in a later turn: a pause after the handshake
-        later = med([str(exe) if exe.exists() else "sjc-mcp"], env, pause=MCP_CALL_PAUSE)
+        later = med([mcp_bin()], env, pause=MCP_CALL_PAUSE)
         sdk_only = "from sjc_mcp.server_tools import create_server; create_server().run('stdio')"
-        sdk = med([sys.executable, "-c", sdk_only], env)
-        echo = med(
-            [sys.executable, "-c", "import sys; sys.stdout.write(sys.stdin.readline()); sys.stdout.flush()"], env, False
-        )
+        sdk = med([PYTHON, "-c", sdk_only], env)
+        echo = med([PYTHON, "-c", "import sys; sys.stdout.write(sys.stdin.readline()); sys.stdout.flush()"], env, False)
     return {
         "init_ms": front[0],
         "list_ms": front[1],
@@ -690,7 +734,7 @@ def bench_audit(runs: int, records: int = 10_000) -> dict:
         )
         # the least any audit does: a Python process that reads the log and parses every line
         parse_only = "import json, sys\nfor line in open(sys.argv[1], 'rb'): json.loads(line)"
-        parse_ms = median_ms(lambda: subprocess.run([sys.executable, "-c", parse_only, str(path)], env=env), runs)[0]
+        parse_ms = median_ms(lambda: subprocess.run([PYTHON, "-c", parse_only, str(path)], env=env), runs)[0]
     return {
         "log_mb": size,
         "audit_ms": audit_ms,
@@ -796,7 +840,7 @@ def bench_scaling(runs: int, points: tuple[tuple[float, int], ...] = SCALING) ->
             env = dict(os.environ, HOME=tmp)
             stages, peaks = [], []
             for _ in range(n):
-                _, peak, code, out = run_child([sys.executable, "-c", _STAGES, str(ev), str(summ)], env)
+                _, peak, code, out = run_child([PYTHON, "-c", _STAGES, str(ev), str(summ)], env)
                 if code != 0:
                     raise RuntimeError(f"stages at {mb} MB failed: {LAST_STDERR}")
                 stages.append(json.loads(out))
@@ -855,7 +899,27 @@ def main() -> int:
         help="only the growth table: 0.5, 2, 8 and 32 MB of span with 50-600 entries (time and peak memory)",
     )
     ap.add_argument("--scaling-points", help=argparse.SUPPRESS)  # MB:entries,… instead of the default four
+    ap.add_argument(
+        "--in-place",
+        action="store_true",
+        help="time the sjc installed in this environment as it is, an editable install too (by default this "
+        "checkout is installed with pip, not editable, into a throw-away venv and timed there)",
+    )
     a = ap.parse_args()
+    if a.keep:
+        a.keep = a.keep.resolve()
+    global PYTHON
+    with tempfile.TemporaryDirectory(prefix="sjc-bench-") as tmp:
+        if not a.in_place:
+            PYTHON = install_as_user(Path(tmp)) or sys.executable
+        where = "this checkout installed as a user installs it" if sys.executable != PYTHON else "sjc as installed here"
+        print(f"timing {where} ({Path(PYTHON).parent.parent}); Python {sys.version.split()[0]}")
+        # a ``python -c`` child imports from its current folder first: never the checkout's source tree
+        os.chdir(tmp)
+        return report(a)
+
+
+def report(a: argparse.Namespace) -> int:
     if a.scaling:
         points = SCALING
         if a.scaling_points:
