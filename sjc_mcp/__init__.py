@@ -10,9 +10,6 @@ and delete the entries that no tool output, user message or previous summary sup
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
 __version__ = "0.1.0"
 
 # The public names, imported on first use: `sjc --help` and the hook's start-up stay fast.
@@ -38,7 +35,12 @@ _LAZY = {
     "split_summary": "sjc_mcp.summary",
 }
 
+# ``typing`` is not imported at run time (nor ``importlib`` before a public name is used): a hook event
+# sjc ignores pays for nothing but reading its payload. Type checkers read this name as True.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from sjc_mcp.config import Config, load_config
     from sjc_mcp.errors import ConfigError, InputError, JudgeError, SJCError, TranscriptError
     from sjc_mcp.models import (
@@ -59,6 +61,8 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'sjc_mcp' has no attribute {name!r}")
+    import importlib
+
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -6,11 +6,12 @@ import gc
 import json
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # no ``typing`` at run time: a hook event sjc ignores pays only for reading its payload
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Sequence
+    from typing import Any
 
 
 def _parser(**kwargs: Any) -> argparse.ArgumentParser:

@@ -34,6 +34,8 @@ def test_benchmark_script_smoke(tmp_path):
         cwd=ROOT,
     )
     assert r.returncode == 0, r.stderr[-2000:]
+    # timed as a user's install (``pip install .`` of this checkout), not the test environment's editable one
+    assert r.stdout.startswith("timing this checkout installed as a user installs it"), r.stdout[:300]
     for needle in (
         "judge + prune",
         "same top passages: yes",
@@ -75,6 +77,7 @@ def test_benchmark_scaling_table():
             "1",
             "--scaling-points",
             "0.05:10,0.1:20",
+            "--in-place",
         ],
         capture_output=True,
         text=True,
@@ -82,6 +85,7 @@ def test_benchmark_scaling_table():
         cwd=ROOT,
     )
     assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.startswith("timing sjc as installed here")
     rows = [ln.split("|") for ln in r.stdout.splitlines() if ln.startswith("  ") and ln.count("|") == 8]
     assert [float(row[0]) for row in rows] == [0.05, 0.1]
     assert all(float(row[7]) > 0 for row in rows)  # peak RSS of the process that ran the stages

@@ -17,10 +17,11 @@ Codex: ``PostCompact`` judges the new ``compacted`` record and keeps the correct
 from __future__ import annotations
 
 import json
-import signal
 import sys
-import threading
-from typing import Any
+
+TYPE_CHECKING = False  # no ``typing`` at run time (nor ``signal``, ``threading`` before an event is handled)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_STDIN = 20_000_000
 # host -> (module, class, the events it handles); the modules are imported only for these events. An event
@@ -102,6 +103,8 @@ def run_hook(host: str, stdin_text: str, config_path: str | None = None) -> str:
             _log_fault(config, host, payload, "disabled", f"disabled by {off}")
             return ""
         budget = config.hook.time_budget_s
+        import signal
+        import threading
 
         def _expire(signum: int, frame: Any) -> None:
             raise _Budget(f"time budget of {budget:g}s spent")
@@ -123,6 +126,8 @@ def run_hook(host: str, stdin_text: str, config_path: str | None = None) -> str:
         return ""
     finally:
         if old_handler is not None:
+            import signal
+
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old_handler)
 
