@@ -99,6 +99,10 @@ class Record:
 
     def _fill(self, data: dict[str, Any]) -> None:
         d = self.__dict__
+        if len(data) == len(self.model_fields) and data.keys() == self.model_fields.keys():
+            d.update(data)  # every field given, nothing else (a record built from parsed or known parts)
+            d["_fields_set"] = set(data)
+            return
         for name, f in self.model_fields.items():
             if name in data:
                 d[name] = data[name]
