@@ -77,6 +77,10 @@ class Record:
 
     model_fields: ClassVar[dict[str, FieldInfo]] = {}
     annotations: ClassVar[dict[str, str]] = {}
+    # worked out once per class from ``model_fields``: plain defaults, fields made by a factory, required fields
+    _defaults: ClassVar[dict[str, Any]] = {}
+    _factories: ClassVar[tuple[tuple[str, Any], ...]] = ()
+    _required: ClassVar[frozenset[str]] = frozenset()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -93,26 +97,29 @@ class Record:
                 delattr(cls, name)
         cls.model_fields = fields
         cls.annotations = notes
+        cls._defaults = {
+            n: f.default for n, f in fields.items() if f.default_factory is None and f.default is not _MISSING
+        }
+        cls._factories = tuple((n, f.default_factory) for n, f in fields.items() if f.default_factory is not None)
+        cls._required = frozenset(n for n, f in fields.items() if f.is_required())
 
     def __init__(self, **data: Any) -> None:
         self._fill(data)
 
     def _fill(self, data: dict[str, Any]) -> None:
-        d = self.__dict__
-        if len(data) == len(self.model_fields) and data.keys() == self.model_fields.keys():
-            d.update(data)  # every field given, nothing else (a record built from parsed or known parts)
-            d["_fields_set"] = set(data)
-            return
-        for name, f in self.model_fields.items():
-            if name in data:
-                d[name] = data[name]
-            elif f.default_factory is not None:
-                d[name] = f.default_factory()
-            elif f.default is _MISSING:
-                raise TypeError(f"{type(self).__name__}: field {name!r} is required")
-            else:
-                d[name] = f.default
-        d["_fields_set"] = {k for k in data if k in self.model_fields}
+        d, fields = self.__dict__, self.model_fields
+        if not data.keys() <= fields.keys():  # a key that is no field is left out
+            data = {k: v for k, v in data.items() if k in fields}
+        if not self._required <= data.keys():
+            name = next(n for n in fields if n in self._required and n not in data)
+            raise TypeError(f"{type(self).__name__}: field {name!r} is required")
+        if len(data) < len(fields):
+            d.update(self._defaults)
+            for name, make in self._factories:
+                if name not in data:
+                    d[name] = make()
+        d.update(data)
+        d["_fields_set"] = set(data)
 
     def __setattr__(self, name: str, value: Any) -> None:
         self.__dict__[name] = value

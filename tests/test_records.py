@@ -124,8 +124,12 @@ def test_record_api():
     }
     f = e.model_copy(update={"text": "- b"})
     assert f.text == "- b" and e.text == "- a" and f != e and e == Entry(**e.model_dump())
-    with pytest.raises(TypeError):
-        Entry(id=1)
+    with pytest.raises(TypeError, match="field 'section' is required"):  # the first missing, in field order
+        Entry(id=1, text="- a")
+    g = Entry(id=1, section="S", text="- a", start=0, end=3, colour="red")  # a key that is no field: left out
+    assert g == e and "colour" not in g.__dict__ and g.model_fields_set == e.model_fields_set
+    h = Entry.model_construct(**e.model_dump())  # every field given: the same record
+    assert h == e and h.model_fields_set == set(Entry.model_fields)
     r = PruneResult(
         entries=[],
         threshold=0.5,
