@@ -1,7 +1,12 @@
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
+from sjc_mcp import paths
 from sjc_mcp.config import load_config
 from sjc_mcp.errors import ConfigError
 
@@ -90,3 +95,34 @@ def test_default_paths_without_xdg_are_under_home(isolated_home):
     c = load_config(env={})
     assert c.kill_switch_path == isolated_home / ".config" / "sjc" / "disabled"
     assert c.decision_log_path == isolated_home / ".local" / "state" / "sjc" / "decisions.jsonl"
+
+
+@pytest.mark.skipif(not paths._XDG, reason="sjc reads the XDG variables itself only on Linux and the BSDs")
+@pytest.mark.parametrize("xdg", [None, "", "relative/dir", "/abs/xdg", "/abs/xdg/"])
+@pytest.mark.parametrize("home", ["/home/u", "/home/u/", "relative-home", None])
+def test_default_folders_are_the_ones_platformdirs_gives(monkeypatch, xdg, home):
+    import platformdirs
+
+    for var in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "HOME"):
+        monkeypatch.delenv(var, raising=False)
+    if home is not None:
+        monkeypatch.setenv("HOME", home)
+    if xdg is not None:
+        monkeypatch.setenv("XDG_CONFIG_HOME", xdg)
+        monkeypatch.setenv("XDG_STATE_HOME", xdg + "-state" if xdg else xdg)
+    assert paths.config_dir() == platformdirs.user_config_path("sjc", appauthor=False)
+    assert paths.state_dir() == platformdirs.user_state_path("sjc", appauthor=False)
+
+
+def test_a_command_finds_its_config_and_log_without_importing_platformdirs(tmp_path):
+    code = (
+        "import sys\nfrom sjc_mcp.config import load_config\nc = load_config()\n"
+        "print(c.decision_log_path, c.kill_switch_path, 'platformdirs' in sys.modules)"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "SJC_"))}
+    env["HOME"] = str(tmp_path)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    log, kill, imported = r.stdout.split()
+    assert log == str(tmp_path / ".local" / "state" / "sjc" / "decisions.jsonl")
+    assert kill == str(tmp_path / ".config" / "sjc" / "disabled")
+    assert imported == ("False" if paths._XDG else "True")
