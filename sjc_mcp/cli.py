@@ -543,5 +543,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def run() -> None:
+    """The ``sjc`` command: ``main``, then out without the interpreter's teardown. A run ends with
+    hundreds of thousands of small objects (words, lines, passages) that a normal exit frees one by one,
+    10-15 ms of a 2 MB prune for nothing. Everything sjc writes goes through files it closes itself; the
+    standard streams are flushed and the exit handlers run (the pattern cache is written there) before
+    ``os._exit``. A stream that cannot be flushed (a closed pipe) leaves the normal way."""
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:
+        sys.exit(code)
+    import atexit
+
+    atexit._run_exitfuncs()
+    os._exit(code)
+
+
 if __name__ == "__main__":
     sys.exit(main())

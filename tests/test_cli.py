@@ -49,6 +49,30 @@ def test_prune_json_and_judge_json_shapes(tmp_path):
     assert set(j["entries"][0]) >= {"id", "section", "text", "score", "decision", "quote", "origin"}
 
 
+def test_the_command_leaves_without_teardown_yet_loses_nothing(tmp_path):
+    """``sjc`` ends with ``os._exit`` after flushing its streams and running the exit handlers: the whole
+    output reaches a pipe, the exit code is main's, the decision log is written, and so is what an exit
+    handler writes (the pattern cache)."""
+    many = tmp_path / "many.jsonl"
+    with many.open("w") as fh:  # an output larger than a pipe's buffer
+        for i in range(400):
+            fh.write(json.dumps({"kind": "tool_output", "name": f"t{i}", "content": f"value {i} is {i * 7}\n" * 30}))
+            fh.write("\n")
+    summary = tmp_path / "s.md"
+    summary.write_text(
+        "## Notes\n" + "".join(f"- value {i} is {i * 7}\n- Deploy step {i} to all customers\n" for i in range(300))
+    )
+    env = {"SJC_DECISION_LOG": str(tmp_path / "l.jsonl"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    r = run("prune", "--json", "--summary", str(summary), "--evidence-jsonl", str(many), env_extra=env)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert len(r.stdout) > 65536 and len(out["entries"]) == 600
+    assert (tmp_path / "l.jsonl").read_text().count("\n") == 1
+    assert list((tmp_path / "cache" / "sjc").glob("regex-*.marshal"))
+    bad = run("prune", "--summary", str(tmp_path / "missing.md"), env_extra=env)
+    assert bad.returncode == 2 and bad.stderr.startswith("sjc: error:")
+
+
 def test_summary_from_stdin_and_threshold(tmp_path):
     env = {"SJC_DECISION_LOG": str(tmp_path / "l.jsonl")}
     text = (EX / "summary.md").read_text()

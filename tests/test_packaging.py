@@ -59,7 +59,7 @@ def test_metadata_licence_classifiers_and_entry_points(wheel):
     classifiers = meta.get_all("Classifier") or []
     assert "Programming Language :: Python :: 3.10" in classifiers and "Typing :: Typed" in classifiers
     entry = wheel.read(next(n for n in wheel.namelist() if n.endswith("entry_points.txt"))).decode()
-    assert "sjc = sjc_mcp.cli:main" in entry and "sjc-mcp = sjc_mcp.server:main" in entry
+    assert "sjc = sjc_mcp.cli:run" in entry and "sjc-mcp = sjc_mcp.server:main" in entry
 
 
 def _third_party_imports() -> set[str]:
