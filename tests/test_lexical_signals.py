@@ -372,3 +372,23 @@ def test_not_after_matches_as_a_leading_look_behind(text, literal):
     old = re.compile(r"(?<![\w.])" + _NUMBER + " ?a", re.IGNORECASE)
     new = re.compile(_NUMBER_ALONE + " ?a", re.IGNORECASE)
     assert [(m.span(), m.groups()) for m in old.finditer(text)] == [(m.span(), m.groups()) for m in new.finditer(text)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    texts=st.lists(st.text(alphabet="ab_.-/ \n1xé", max_size=60), min_size=1, max_size=4),
+    anchor=st.text(alphabet="ab_.-/\n1xé", min_size=1, max_size=6),
+    near=st.lists(st.integers(min_value=0, max_value=3), max_size=3),
+)
+def test_an_anchor_searched_first_in_the_entrys_chunks_is_found_as_in_the_whole_pool(texts, anchor, near):
+    """``Span.in_evidence`` looks in the entry's own chunks first, then in the pooled text: the answer is
+    the pooled text's (a whole token in one chunk is one in the pool; a token across two chunks is not
+    found in either alone)."""
+    from sjc_mcp.judges._signals_entry import Span
+    from sjc_mcp.judges._signals_text import found
+
+    origin = Origin(kind="tool_output", name="t")
+    chunks = [Chunk(id=i, source=0, origin=origin, text=t, start=0) for i, t in enumerate(texts)]
+    request = JudgeRequest(entries=[], evidence=chunks, sources=[Source(kind="tool_output", content="x")])
+    own = [texts[i] for i in near if i < len(texts)]
+    assert Span(request).in_evidence(anchor, own) == found(anchor, "\n".join(texts))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import chain
 
 from sjc_mcp.judges._signals_actions import Call, backing, call_input, calls, describe_input
@@ -103,12 +103,15 @@ class Span:
         self.task_words = words(request.task or "")
         self._lowered: list[str] | None = None
 
-    def in_evidence(self, anchor: str) -> bool:
+    def in_evidence(self, anchor: str, near: Sequence[str] = ()) -> bool:
         """Is ``anchor`` in the pooled evidence as a whole token (``found``; worked out once per anchor:
-        a summary's entries name the same files and identifiers again and again)?"""
+        a summary's entries name the same files and identifiers again and again)? ``near``: the texts of
+        chunks most likely to hold it (the entry's own), searched first: a whole token in one chunk is a
+        whole token in the pooled text (chunks are joined by line breaks), and most anchors are found
+        there without reading the whole pool."""
         got = self._in_evidence.get(anchor)
         if got is None:
-            got = self._in_evidence[anchor] = found(anchor, self.all_text)
+            got = self._in_evidence[anchor] = any(found(anchor, t) for t in near) or found(anchor, self.all_text)
         return got
 
     def stated_later(self, probe: Probe, after: int = -1) -> bool:
@@ -201,12 +204,16 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
     prose_best = max(candidates or span.prose[:1], key=lambda p: cov(p[1]), default=None)
     prose_cov = cov(prose_best[1]) if prose_best else 0.0
     an = anchors(text)
-    hits = sum(1 for a in an if span.in_evidence(a))
+
+    def in_evidence(anchor: str) -> bool:
+        return span.in_evidence(anchor, mine_texts)
+
+    hits = sum(1 for a in an if in_evidence(a))
 
     def later(p: Probe, i: int) -> bool:
         return span.stated_later(p, chunks[mine[i]].source if i >= 0 else -1)
 
-    values = probes(text, span.in_evidence, an)
+    values = probes(text, in_evidence, an)
     others = mine_texts + [u for _, u, _ in span.users]
     tally = [
         c
