@@ -13,7 +13,7 @@ from typing import Any
 from sjc_mcp import log as decision_log
 from sjc_mcp.config import Config
 from sjc_mcp.models import JudgeResult, PruneResult
-from sjc_mcp.redact import redacted
+from sjc_mcp.redact import redacted_each
 from sjc_mcp.text import estimate_tokens
 
 
@@ -21,19 +21,21 @@ def judged(result: JudgeResult, summary: str, after: str, meta: dict[str, Any], 
     """The record of a judged boundary: each entry's section, a hash of its text and the first 200
     characters of it, its score, decision, quote, origin and reason (redacted); the counts, sizes, judge,
     config hash, status, and what went wrong."""
+    # every entry's text, quote and reason, redacted together (one trigger-word test for all of them)
+    clean = iter(redacted_each([t for e in result.entries for t in (e.text, e.quote or "", e.reason or "")]))
     entries = [
         {
             "id": e.id,
             "section": e.section,
             "text_sha": hashlib.sha256(e.text.encode()).hexdigest()[:16],
-            "text": redacted(e.text)[:200],
+            "text": next(clean)[:200],
             "score": e.score,
             "decision": e.decision,
             "near_threshold": e.near_threshold,
             "contradicted": e.contradicted,
-            "quote": redacted(e.quote or "")[:200] or None,
+            "quote": next(clean)[:200] or None,
             "origin": e.origin,
-            "reason": redacted(e.reason or "")[:300] or None,
+            "reason": next(clean)[:300] or None,
         }
         for e in result.entries
     ]
