@@ -61,3 +61,13 @@ _PIECES = [
 def test_redacting_texts_together_is_redacting_each(texts):
     """``redacted_each`` (one trigger test over a record's texts) gives what ``redacted`` gives per text."""
     assert redacted_each(texts) == [redacted(t) for t in texts]
+
+
+def test_trigger_words_are_ascii_and_one_line():
+    """What ``redacted_each`` rests on: a trigger word found in texts joined by line breaks lies inside one
+    of them, at the same place in the lower-cased copy."""
+    from sjc_mcp import redact as r
+
+    words = r._EXACT_WORDS + r._LOWER_WORDS
+    assert words and all(w.isascii() and "\n" not in w for w in words)
+    assert all(w == w.lower() for w in r._LOWER_WORDS)
