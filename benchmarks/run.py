@@ -487,7 +487,11 @@ def bench_real_judgments(runs: int) -> list[dict]:
             for r in range(runs):
                 home = Path(tmp) / f"home-{r}"  # judged once per boundary: a fresh state each run
                 home.mkdir()
-                env = {k: v for k, v in os.environ.items() if not k.startswith(("SJC_", "XDG_"))}
+                env = {
+                    k: v
+                    for k, v in os.environ.items()
+                    if not k.startswith(("SJC_", "XDG_")) or k == "XDG_CACHE_HOME"  # the warm pattern cache
+                }
                 payload = {
                     "session_id": "bench",
                     "cwd": tmp,
@@ -526,6 +530,27 @@ def sjc_bin() -> str:
 def mcp_bin() -> str:
     exe = Path(PYTHON).parent / "sjc-mcp"
     return str(exe) if exe.exists() else "sjc-mcp"
+
+
+# every module that compiles fixed patterns through ``sjc_mcp.regex_cache``, and redaction's lazy ones
+_WARM = (
+    "import importlib\n"
+    "for m in ('sjc_mcp.judges.lexical', 'sjc_mcp.pipeline', 'sjc_mcp.log_records', 'sjc_mcp.hosts.claude_code',\n"
+    "          'sjc_mcp.hosts.codex', 'sjc_mcp.hook.claude_code', 'sjc_mcp.hook.codex', 'sjc_mcp.supersession',\n"
+    "          'sjc_mcp.truncation', 'sjc_mcp.audit', 'sjc_mcp.state', 'sjc_mcp.summary.gemini'):\n"
+    "    importlib.import_module(m)\n"
+    "from sjc_mcp.redact import redact\n"
+    "redact('x-api-key: abc bearer token=1 password: 2 mysql -p3 sig= eyJ :// basic')\n"
+)
+
+
+def warm_pattern_cache(folder: Path) -> None:
+    """Every timed process shares one throw-away pattern cache (``XDG_CACHE_HOME``), filled first: as on a
+    machine where sjc has run once (the first run of all compiles the patterns and keeps them)."""
+    os.environ["XDG_CACHE_HOME"] = str(folder)
+    subprocess.run([PYTHON, "-c", _WARM], check=True, capture_output=True)
+    kept = list((folder / "sjc").glob("regex-*.marshal"))
+    print(f"pattern cache: {'warm' if kept else 'NOT WRITTEN'} ({folder})")
 
 
 def install_as_user(folder: Path) -> str | None:
@@ -956,6 +981,7 @@ def main() -> int:
         print(f"timing {where} ({Path(PYTHON).parent.parent}); Python {sys.version.split()[0]}")
         # a ``python -c`` child imports from its current folder first: never the checkout's source tree
         os.chdir(tmp)
+        warm_pattern_cache(Path(tmp) / "cache")
         return report(a)
 
 
