@@ -102,6 +102,7 @@ class Span:
         self.prose_text = "\n".join(request.assistant_prose)[:500_000]
         self.task_words = words(request.task or "")
         self._lowered: list[str] | None = None
+        self._values: dict[tuple[str, int, int], set[tuple[str, ...]]] = {}
 
     def in_evidence(self, anchor: str, near: Sequence[str] = ()) -> bool:
         """Is ``anchor`` in the pooled evidence as a whole token (``found``; worked out once per anchor:
@@ -118,7 +119,22 @@ class Span:
         """Does a source later than source ``after`` (any source, for -1) state the probe's value?"""
         if self._lowered is None:  # built once, at the first value that needs it: one lower-cased copy
             self._lowered = [f"{s.call or ''}\n{s.content}".lower() for s in self.sources]
-        return any(probe.states_lowered(self._lowered[i]) for i in range(len(self.sources) - 1, after, -1))
+        lowered = self._lowered
+        return any(self._states(probe, i, lowered[i]) for i in range(len(self.sources) - 1, after, -1))
+
+    def _states(self, probe: Probe, i: int, lowered: str) -> bool:
+        """Does source ``i`` (``lowered``: lower-cased; every probe ignores case) state the probe's value?
+        Its key first (a cheap test), then the values the probe's pattern finds there, read once per source:
+        entries name the same things ("3 files", "5 files" share a pattern), and a value is asked of the
+        sources after each of an entry's chunks (a 50 KB output read again and again was a third of a
+        judgment)."""
+        if probe.key not in lowered:
+            return False
+        key = (probe.rx.pattern, probe.rx.flags, i)
+        values = self._values.get(key)
+        if values is None:
+            values = self._values[key] = {v for v, _, _ in probe.values(lowered)}
+        return probe.value in values
 
     def lowered(self, texts: list[str]) -> list[str | None]:
         """Each text's ``safe_lower`` (worked out once per text)."""

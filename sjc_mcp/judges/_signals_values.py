@@ -72,10 +72,6 @@ class Probe:
         """Does ``text`` state this very value for the same thing?"""
         return any(v == self.value for v, _, _ in self.values(text))
 
-    def states_lowered(self, lowered: str) -> bool:
-        """``states`` for a lower-cased text (every pattern ignores case), tested for the key first."""
-        return self.key in lowered and self.states(lowered)
-
 
 _APPROX = rx(r"(?:~|\babout|\baround|\bapprox\w*|\broughly|\bnearly|\balmost|\bover|\bunder|\bup to|\bat least)\s*$")
 _VERBS = {
