@@ -2,6 +2,12 @@
 
     python benchmarks/run.py [--runs 7] [--transcript-mb 100] [--keep DIR] [--span-mb 2] [--audit-records 10000]
     python benchmarks/run.py --scaling [--runs 3]
+    (either with --in-place to time the sjc installed here as it is)
+
+Every process timed is this checkout installed as a user installs it (``pip install .`` into a throw-away venv
+using this environment's dependencies; an editable install starts slower), with one throw-away pattern cache
+filled first (as on a machine where sjc has run once). The reference retrieval, ours and ``sjc prune`` as a
+process are taken in turn, round by round: this machine's speed moves from minute to minute.
 
 Prints, for the offline judge on a 2 MB span of tool outputs with a 150-entry Claude Code summary: the
 split, retrieve, judge and prune times (median of --runs) and peak memory; the reference retrieval
