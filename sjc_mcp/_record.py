@@ -14,7 +14,6 @@ field: the record tells pydantic how to take and dump it (``__get_pydantic_core_
 
 from __future__ import annotations
 
-import copy
 from pathlib import PurePath
 from typing import Any, ClassVar
 
@@ -166,6 +165,8 @@ class Record:
         return out
 
     def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Any:
+        import copy  # only here: a command or hook that copies no record never imports it
+
         new = copy.deepcopy(self) if deep else copy.copy(self)
         new.__dict__["_fields_set"] = set(self.__dict__["_fields_set"])
         if update:
