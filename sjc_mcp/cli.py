@@ -550,6 +550,8 @@ def run() -> None:
     standard streams are flushed and the exit handlers run (the pattern cache is written there) before
     ``os._exit``. A stream that cannot be flushed (a closed pipe) leaves the normal way."""
     code = main()
+    if not isinstance(code, int):  # what only sys.exit knows how to report
+        sys.exit(code)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
