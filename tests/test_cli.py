@@ -139,3 +139,21 @@ def test_transcript_and_boundary(tmp_path):
 def test_bad_arguments_are_one_line(args):
     r = run(*args, stdin="")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "error:" in r.stderr
+
+
+def test_main_called_in_process_keeps_nothing_for_the_exit(tmp_path, monkeypatch, capsys):
+    """Only the ``sjc`` command (``run``, which ends with os._exit) leaves a command's largest objects for
+    the end of the process; ``main()`` called in-process frees them as usual. Both print the same report."""
+    from sjc_mcp import cli
+
+    log = tmp_path / "l.jsonl"
+    monkeypatch.setenv("SJC_DECISION_LOG", str(log))
+    assert cli.main(["prune", *example_args()]) == 0
+    capsys.readouterr()
+    assert cli.main(["audit", "--json", "--log", str(log)]) == 0
+    in_process = json.loads(capsys.readouterr().out)
+    assert cli._LEFT_FOR_EXIT is None
+    assert len(in_process["boundaries"]) == 1  # the prune just logged
+    r = run("audit", "--json", "--log", str(log))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == in_process
