@@ -64,12 +64,10 @@ def cache_path() -> str | None:
         return None
     import _sre
 
-    base = os.environ.get("XDG_CACHE_HOME") or (
-        os.path.join(os.environ["HOME"], ".cache") if os.environ.get("HOME") else ""
-    )
-    if not base:
-        return None
-    return os.path.join(base, "sjc", f"regex-{sys.hexversion:08x}-{_sre.MAGIC}.marshal")
+    from sjc_mcp.paths import cache_dir
+
+    folder = cache_dir()
+    return os.path.join(folder, f"regex-{sys.hexversion:08x}-{_sre.MAGIC}.marshal") if folder else None
 
 
 def _load() -> dict[tuple[Any, int], tuple[Any, ...]] | None:

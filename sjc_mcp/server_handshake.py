@@ -66,13 +66,13 @@ def sdk_versions() -> dict[str, str | None]:
 
 
 def _user_cache_path(packaged: bytes, versions: dict[str, str | None]) -> str | None:
-    base = os.environ.get("XDG_CACHE_HOME") or (
-        os.path.join(os.environ["HOME"], ".cache") if os.environ.get("HOME") else ""
-    )
-    if not base:
+    from sjc_mcp.paths import cache_dir
+
+    folder = cache_dir()
+    if folder is None:
         return None
     key = hashlib.sha256(packaged + json.dumps(versions, sort_keys=True).encode()).hexdigest()[:16]
-    return os.path.join(base, "sjc", f"mcp-handshake-{key}.json")
+    return os.path.join(folder, f"mcp-handshake-{key}.json")
 
 
 def _read_packaged() -> bytes:
