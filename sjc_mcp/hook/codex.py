@@ -32,9 +32,7 @@ def quick(payload: dict[str, Any]) -> str | None:
 
     from sjc_mcp.state import SessionState
 
-    event = payload.get("hook_event_name")
-    if event == "SessionStart" and payload.get("source") != "compact":
-        return ""
+    event = payload.get("hook_event_name")  # SessionStart only with source "compact" (``hook.HOSTS``)
     if event not in ("SessionStart", "UserPromptSubmit"):
         return None
     state = SessionState.of(str(payload.get("session_id") or ""))
@@ -115,9 +113,7 @@ class CodexHook(HookBase):
             st["codex_post_compact"] = {"transcript": str(self.transcript), "size": self.transcript.stat().st_size}
         return json.dumps({"systemMessage": self._user_line(done)})
 
-    def session_start(self) -> str:
-        if self.payload.get("source") != "compact":
-            return ""
+    def session_start(self) -> str:  # source "compact": the others are never handed over (``hook.HOSTS``)
         if not seen_by_post_compact(self.state, self.transcript) and self._judged() is None:
             return ""
         return self._deliver()
