@@ -147,24 +147,19 @@ def bench_span(runs: int, span_chars: int = 2_000_000, entries: int = 150) -> di
         got["ref"] = reference_top(passages, queries)
 
     with tempfile.TemporaryDirectory() as tmp:
-        ev, summ = write_inputs(Path(tmp), span_chars, entries)
-        env = dict(os.environ, HOME=tmp)
-        cmd = [sjc_bin(), "prune", "--json", "--summary", str(summ), "--evidence-jsonl", str(ev)]
+        cmd, env = prune_command(Path(tmp), span_chars, entries)
         procs: list[tuple[float, float, int, str]] = []
 
         def process() -> None:  # twice a round: the process is the figure with the most spread
             procs.extend(run_child(cmd, env) for _ in range(2))
 
         timed = alternating(max(1, min(5, runs)), ours=ours, fallback=fallback, reference=reference, process=process)
-    if any(r[2] != 0 for r in procs):
-        raise RuntimeError(f"sjc prune failed (exit {procs[0][2]}): {LAST_STDERR}")
     ours_top, ref, fallback_top = got["ours"], got["ref"], got["fallback"]
     same = all(
         [round(s, 9) for _, s in mine] == [round(s, 9) for s in theirs][: len(mine)]
         for mine, theirs in zip(ours_top, ref, strict=True)
     )
     ours_ms, fallback_ms, ref_ms = timed["ours"], timed["fallback"], timed["reference"]
-    process_ms = statistics.median(r[0] for r in procs)  # as the process itself took (see ``run_child``)
     return {
         "span_chars": sum(len(t) for _, _, t in outputs),
         "outputs": len(outputs),
@@ -184,11 +179,7 @@ def bench_span(runs: int, span_chars: int = 2_000_000, entries: int = 150) -> di
         "reference_ms": ref_ms,
         "speedup": ref_ms / ours_ms,
         "same_top_passages": same,
-        "process_ms": process_ms,
-        "process_peak_mb": max(r[1] for r in procs),
-        "process_removed": len(
-            [e for e in json.loads(procs[-1][3]).get("entries", []) if e.get("decision") == "prune"]
-        ),
+        **process_figures(procs),
         "rounds": max(1, min(5, runs)),
         "removed": len(parsed.entries) - pruned.count("\n   - ") if isinstance(pruned, str) else None,
     }
@@ -250,21 +241,29 @@ def numpy_import_ms(runs: int) -> float:
     return with_np - bare
 
 
-def bench_process(runs: int, span_chars: int, entries: int) -> dict:
-    """``sjc prune --json`` as a user runs it: a whole process, inputs from files, JSON out."""
-    with tempfile.TemporaryDirectory() as tmp:
-        ev, summ = write_inputs(Path(tmp), span_chars, entries)
-        env = dict(os.environ, HOME=tmp)
-        cmd = [sjc_bin(), "prune", "--json", "--summary", str(summ), "--evidence-jsonl", str(ev)]
-        rounds = [run_child(cmd, env) for _ in range(runs)]
+def prune_command(folder: Path, span_chars: int, entries: int) -> tuple[list[str], dict[str, str]]:
+    """``sjc prune --json`` as a user runs it (inputs from files written to ``folder``, JSON out), and its
+    environment."""
+    ev, summ = write_inputs(folder, span_chars, entries)
+    cmd = [sjc_bin(), "prune", "--json", "--summary", str(summ), "--evidence-jsonl", str(ev)]
+    return cmd, dict(os.environ, HOME=str(folder))
+
+
+def process_figures(rounds: list[tuple[float, float, int, str]]) -> dict:
+    """The median wall time and the largest peak RSS of ``run_child`` rounds of ``sjc prune``."""
     if any(r[2] != 0 for r in rounds):
         raise RuntimeError(f"sjc prune failed (exit {rounds[0][2]}): {LAST_STDERR}")
-    out = json.loads(rounds[-1][3])
     return {
-        "process_ms": statistics.median(r[0] for r in rounds),
+        "process_ms": statistics.median(r[0] for r in rounds),  # as the process itself took (see ``run_child``)
         "process_peak_mb": max(r[1] for r in rounds),
-        "process_removed": len([e for e in out.get("entries", []) if e.get("decision") == "prune"]),
     }
+
+
+def bench_process(runs: int, span_chars: int, entries: int) -> dict:
+    """``sjc prune --json`` as a whole process, ``runs`` times."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd, env = prune_command(Path(tmp), span_chars, entries)
+        return process_figures([run_child(cmd, env) for _ in range(runs)])
 
 
 CLAUDE_FIXTURES = HERE.parent.parent / "shared" / "fixtures" / "claude-code"
