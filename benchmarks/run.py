@@ -331,7 +331,7 @@ def bench_hook_events(runs: int) -> list[dict]:
 
         def put_note() -> None:
             code = (
-                "import json, sys; from sjc_mcp.state import SessionState; "
+                "import json, sys; from sjc_mcp.hook.state import SessionState; "
                 "s = SessionState.of(sys.argv[3]); s.put_note(json.loads(sys.argv[1]))\n"
                 "with s.update() as st: st['codex_post_compact'] = {'transcript': sys.argv[2], 'size': 0}"
             )
@@ -340,7 +340,7 @@ def bench_hook_events(runs: int) -> list[dict]:
 
         def drain() -> None:  # wait for a background judgment to end before the next run
             code = (
-                "import sys, time; from sjc_mcp.state import SessionState; s = SessionState.of(sys.argv[1]); "
+                "import sys, time; from sjc_mcp.hook.state import SessionState; s = SessionState.of(sys.argv[1]); "
                 "t = time.monotonic()\nwhile s.judging() and time.monotonic() - t < 30: time.sleep(0.02)"
             )
             subprocess.run([PYTHON, "-c", code, session["id"]], env=env, check=True)
@@ -540,9 +540,9 @@ def mcp_bin() -> str:
 # every module that compiles fixed patterns through ``sjc_mcp.regex_cache``, and redaction's lazy ones
 _WARM = (
     "import importlib\n"
-    "for m in ('sjc_mcp.judges.lexical', 'sjc_mcp.pipeline', 'sjc_mcp.log_records', 'sjc_mcp.hosts.claude_code',\n"
-    "          'sjc_mcp.hosts.codex', 'sjc_mcp.hook.claude_code', 'sjc_mcp.hook.codex', 'sjc_mcp.supersession',\n"
-    "          'sjc_mcp.truncation', 'sjc_mcp.audit', 'sjc_mcp.state', 'sjc_mcp.summary.gemini'):\n"
+    "for m in ('sjc_mcp.judges.lexical', 'sjc_mcp.pipeline', 'sjc_mcp.log.records', 'sjc_mcp.hosts.claude_code',\n"
+    "          'sjc_mcp.hosts.codex', 'sjc_mcp.hook.claude_code', 'sjc_mcp.hook.codex', 'sjc_mcp.tools.supersession',\n"
+    "          'sjc_mcp.tools.truncation', 'sjc_mcp.audit.summary', 'sjc_mcp.hook.state', 'sjc_mcp.summary.gemini'):\n"
     "    importlib.import_module(m)\n"
     "from sjc_mcp.redact import redact\n"
     "redact('x-api-key: abc bearer token=1 password: 2 mysql -p3 sig= eyJ :// basic')\n"
@@ -627,7 +627,7 @@ def bench_hook(mb: int, keep: Path | None) -> dict:
         walls.append(wall / 1000)
         rss.append(peak)
     log = home / "decisions.jsonl"
-    from sjc_mcp import log as decision_log
+    from sjc_mcp.log import chain as decision_log
 
     recs = [r for _, r, _ in decision_log.read(log)] if log.exists() else []
     last = recs[-1] if recs else {}
@@ -730,7 +730,7 @@ def bench_mcp(runs: int) -> dict:
         front = med([mcp_bin()], env)
         # as a host's model calls the tool in a later turn: a pause after the handshake
         later = med([mcp_bin()], env, pause=MCP_CALL_PAUSE)
-        sdk_only = "from sjc_mcp.server_tools import create_server; create_server().run('stdio')"
+        sdk_only = "from sjc_mcp.server.tools import create_server; create_server().run('stdio')"
         sdk = med([PYTHON, "-c", sdk_only], env)
         echo = med([PYTHON, "-c", "import sys; sys.stdout.write(sys.stdin.readline()); sys.stdout.flush()"], env, False)
     return {
@@ -746,7 +746,7 @@ def bench_mcp(runs: int) -> dict:
 
 def bench_audit(runs: int, records: int = 10_000) -> dict:
     """``sjc audit --json`` on a log of 10,000 judged boundaries (30 entries each), and ``--verify``."""
-    from sjc_mcp import log as decision_log
+    from sjc_mcp.log import chain as decision_log
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "decisions.jsonl"

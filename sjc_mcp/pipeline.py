@@ -19,13 +19,13 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
-from sjc_mcp import log as decision_log
-from sjc_mcp import log_records
 from sjc_mcp.config import Config
 from sjc_mcp.errors import InputError, first_error
 from sjc_mcp.evidence import EvidenceIndex
 from sjc_mcp.judges import make_judge
 from sjc_mcp.judges.base import Judge
+from sjc_mcp.log import chain as decision_log
+from sjc_mcp.log import records as log_records
 from sjc_mcp.models import (
     EntryResult,
     JudgeEntry,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sjc_mcp import log as decision_log
+from sjc_mcp.log import chain as decision_log
 from tests.conftest import FIXTURES, ROOT, sjc_exe
 from tests.test_hosts import small_cc
 
@@ -235,7 +235,8 @@ def test_terminal_audit_colours_pruned_red_and_kept_dim():
 
     from rich.console import Console
 
-    from sjc_mcp import audit, audit_view
+    from sjc_mcp.audit import summary as audit
+    from sjc_mcp.audit import view as audit_view
 
     rec = _record(
         session="s",
@@ -315,7 +316,7 @@ def test_verify_notes_a_record_written_before_its_anchor(tmp_path):
 def test_concurrent_writers_keep_the_log_whole(tmp_path):
     path = tmp_path / "d.jsonl"
     code = (
-        "import sys\nfrom sjc_mcp import log\n"
+        "import sys\nfrom sjc_mcp.log import chain as log\n"
         "for i in range(40):\n    log.append(sys.argv[1], {'op': 'hook', 'w': sys.argv[2], 'i': i, 'entries': []})\n"
     )
     procs = [subprocess.Popen([sys.executable, "-c", code, str(path), str(w)]) for w in range(4)]

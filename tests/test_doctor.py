@@ -132,7 +132,8 @@ def test_doctor_checks_codex_mcp_registration(tmp_path):
 def test_doctor_says_which_index_build_runs(tmp_path, monkeypatch):
     """The compiled index where the install built it; a warning with its fix where it did not (sjc still
     works, slower)."""
-    from sjc_mcp import doctor, evidence
+    from sjc_mcp import evidence
+    from sjc_mcp.setup import doctor
 
     r = sjc(tmp_path, "doctor")
     (line,) = lines(r, "index")

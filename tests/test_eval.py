@@ -178,9 +178,9 @@ def test_eval_bad_path_is_one_line():
 
 _JUDGE_ALL = """
 import json, sys
-from sjc_mcp.cases import case_paths, load_case
+from sjc_mcp.eval.cases import case_paths, load_case
 from sjc_mcp.config import Config
-from sjc_mcp.eval import case_request
+from sjc_mcp.eval.judge import case_request
 from sjc_mcp.judges.lexical import LexicalJudge
 
 judge, out = LexicalJudge(), []

@@ -83,7 +83,7 @@ def test_mcp_transcript_faults_are_one_line_tool_errors_never_a_hang(tmp_path):
 
     from sjc_mcp.config import Config
     from sjc_mcp.errors import InputError
-    from sjc_mcp.roots import check_allowed
+    from sjc_mcp.server.roots import check_allowed
 
     with pytest.raises(InputError, match="outside the allowed roots"):  # defaults: not the working folder
         check_allowed(str(cwd_file), Config(), cwd=str(tmp_path))

@@ -198,9 +198,9 @@ def test_no_planted_secret_reaches_a_loopback_judge(kind, tmp_path, monkeypatch)
 
 
 def test_no_planted_secret_reaches_a_loopback_relevance_judge(tmp_path):
-    from sjc_mcp import relevance
     from sjc_mcp.config import Config
     from sjc_mcp.hosts.base import Item
+    from sjc_mcp.tools import relevance
     from tests.fakes import FakeAPI
 
     api = FakeAPI("chat")
@@ -231,9 +231,9 @@ def test_no_planted_secret_reaches_a_loopback_relevance_judge(tmp_path):
 def test_the_html_report_is_private_and_redacted(tmp_path):
     import stat
 
-    from sjc_mcp import log as decision_log
-    from sjc_mcp.audit import read_log, summarise
-    from sjc_mcp.report import write_html
+    from sjc_mcp.audit.html import write_html
+    from sjc_mcp.audit.summary import read_log, summarise
+    from sjc_mcp.log import chain as decision_log
 
     log = tmp_path / "log.jsonl"
     token = "ghp_R4nd0mT0k3nV4lu3F0rT3st1ngPurp0s3s12"

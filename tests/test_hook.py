@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sjc_mcp import log as decision_log
+from sjc_mcp.log import chain as decision_log
 from tests.conftest import FIXTURES, sjc_exe
 from tests.test_hosts import cc_record, small_cc
 
@@ -310,7 +310,7 @@ def test_a_late_judgment_judges_the_span_before_the_compaction_claude_code_wrote
 
 
 def test_a_waiting_note_is_taken_once(tmp_path):
-    from sjc_mcp.state import SessionState
+    from sjc_mcp.hook.state import SessionState
 
     state = SessionState(tmp_path, "s1")
     state.put_note({"text": "note", "key": "k"})
@@ -452,7 +452,7 @@ def test_a_judgment_sweeps_away_the_state_of_sessions_idle_for_a_month(tmp_path)
     """Run as the host runs it: a Codex PostCompact judges, and the state files of sessions nobody has
     touched for over 30 days go; recent ones and the judged session's stay; a second judgment the same
     day does not sweep again."""
-    from sjc_mcp import state
+    from sjc_mcp.hook import state
 
     sessions = tmp_path / ".local" / "state" / "sjc" / "sessions"
     sessions.mkdir(parents=True)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from sjc_mcp import log as decision_log
+from sjc_mcp.log import chain as decision_log
 from tests.conftest import sjc_exe
 
 TOOL_OUTPUT = "ok  github.com/acme/limiter 0.412s"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from sjc_mcp import Config, prune_summary
-from sjc_mcp import log as decision_log
 from sjc_mcp.hosts import read_boundary
+from sjc_mcp.log import chain as decision_log
 from sjc_mcp.models import JudgeOutput, JudgeRequest, Judgment
 from sjc_mcp.pipeline import boundary_kwargs
 from tests.conftest import FIXTURES, sjc_exe

@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from sjc_mcp.hook_entries import EVENTS, hook_block
+from sjc_mcp.setup.hook_entries import EVENTS, hook_block
 from tests.conftest import ROOT, sjc_exe
 
 
@@ -83,8 +83,8 @@ def test_shipped_codex_hooks_file_matches_what_install_writes():
 
 def test_backups_are_never_overwritten(isolated_home, monkeypatch):
     """Install, uninstall, install again within one second: every backup keeps what it backed up."""
-    from sjc_mcp import install as inst
-    from sjc_mcp import settings_file
+    from sjc_mcp.setup import install as inst
+    from sjc_mcp.setup import settings_file
 
     settings = isolated_home / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True)
@@ -101,7 +101,7 @@ def test_backups_are_never_overwritten(isolated_home, monkeypatch):
 
 def test_install_over_an_older_install_replaces_its_stale_events(isolated_home):
     """An older sjc installed SessionStart(compact); installing this version takes it out, keeps foreign hooks."""
-    from sjc_mcp import install as inst
+    from sjc_mcp.setup import install as inst
 
     settings = isolated_home / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from sjc_mcp.codex_trust import trust_hash
+from sjc_mcp.setup.codex_trust import trust_hash
 from tests.conftest import sjc_exe
 
 # (event, command, timeout or None for Codex's default, matcher) -> the currentHash codex app-server reported
@@ -214,7 +214,7 @@ def test_trust_is_for_codex_only(tmp_path):
 def test_allowed_roots_follow_codex_home(tmp_path, monkeypatch):
     from sjc_mcp.config import Config
     from sjc_mcp.errors import InputError
-    from sjc_mcp.roots import check_allowed
+    from sjc_mcp.server.roots import check_allowed
 
     monkeypatch.delenv("CODEX_HOME", raising=False)
     assert "~/.codex/sessions" in Config().allowed_roots

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sjc_mcp import log as decision_log
 from sjc_mcp.config import Config
 from sjc_mcp.judges._signals_text import plan_wording
 from sjc_mcp.judges.lexical import LexicalJudge, anchors
+from sjc_mcp.log import chain as decision_log
 from sjc_mcp.models import Chunk, JudgeEntry, JudgeRequest, Origin, Source
 from sjc_mcp.pipeline import judge_summary
 from tests.conftest import PROVENANCE, need_shared, sjc_exe
@@ -28,8 +28,8 @@ DEV = PROVENANCE / "dev"
 
 @cache
 def _case(case_id: str):
-    from sjc_mcp.cases import load_case
-    from sjc_mcp.eval import case_request
+    from sjc_mcp.eval.cases import load_case
+    from sjc_mcp.eval.judge import case_request
 
     case = load_case(DEV / f"{case_id}.json")
     _, request = case_request(case, Config())

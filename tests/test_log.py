@@ -7,13 +7,13 @@ import sys
 
 import pytest
 
-from sjc_mcp import log as decision_log
+from sjc_mcp.log import chain as decision_log
 
 WRITER = """
 import sys
 
 import pytest
-from sjc_mcp import log
+from sjc_mcp.log import chain as log
 for i in range(int(sys.argv[2])):
     log.append(sys.argv[1], {"writer": sys.argv[3], "i": i, "pad": "x" * 5000})
 """

@@ -305,9 +305,9 @@ def test_invariants_on_generated_summaries_in_every_markup(text, data):
 def test_the_judge_scores_every_labelled_entry_alike_in_any_markup(markup):
     """Markup is not content: each labelled entry's score moves by at most 0.01 when the summary's
     headings, list markers and line ends are written another way (the offline judge, shipped weights)."""
-    from sjc_mcp.cases import load_case as load
-    from sjc_mcp.cases import match_labels
     from sjc_mcp.config import Config
+    from sjc_mcp.eval.cases import load_case as load
+    from sjc_mcp.eval.cases import match_labels
     from sjc_mcp.judges import make_judge
     from sjc_mcp.pipeline import build_request
 

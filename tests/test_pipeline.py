@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from sjc_mcp import Config, InputError, judge_summary, load_config, prune_summary
-from sjc_mcp import log as decision_log
+from sjc_mcp.log import chain as decision_log
 from sjc_mcp.models import JudgeOutput, JudgeRequest, Judgment
 from sjc_mcp.pipeline import decide
 

@@ -19,10 +19,10 @@ MODULES = (
     "sjc_mcp.hosts.claude_code",
     "sjc_mcp.summary.gemini",
     "sjc_mcp.redact",
-    "sjc_mcp.supersession",
-    "sjc_mcp.truncation",
-    "sjc_mcp.audit",
-    "sjc_mcp.state",
+    "sjc_mcp.tools.supersession",
+    "sjc_mcp.tools.truncation",
+    "sjc_mcp.audit.summary",
+    "sjc_mcp.hook.state",
     "sjc_mcp.hook.codex",
 )
 

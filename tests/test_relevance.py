@@ -9,11 +9,11 @@ import subprocess
 import anyio
 import pytest
 
-from sjc_mcp import log as decision_log
-from sjc_mcp import relevance
 from sjc_mcp.config import Config
 from sjc_mcp.hosts.base import Item
+from sjc_mcp.log import chain as decision_log
 from sjc_mcp.models import JudgeOutput, Judgment
+from sjc_mcp.tools import relevance
 from tests.conftest import FIXTURES, sjc_exe
 
 
@@ -298,7 +298,7 @@ def test_a_truncated_code_result_keeps_its_declarations():
 
 
 def test_held_out_halvings_choose_on_one_half_and_measure_on_the_other():
-    from sjc_mcp.retention import held_out
+    from sjc_mcp.eval.tools import held_out
 
     # four transcripts: at 0.2 every one keeps all its identifiers and drops 10 %; at 0.3 "d" loses half of
     # its identifiers (the others drop 40 % and keep all)

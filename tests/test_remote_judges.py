@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from sjc_mcp import log as decision_log
 from sjc_mcp import prune_summary
 from sjc_mcp.config import Config
 from sjc_mcp.errors import ConfigError
 from sjc_mcp.judges import make_judge
+from sjc_mcp.log import chain as decision_log
 from tests.fakes import FakeAPI, dead_url
 
 ROOT = Path(__file__).resolve().parent.parent

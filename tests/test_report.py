@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sjc_mcp import log as decision_log
+from sjc_mcp.log import chain as decision_log
 from tests.conftest import FIXTURES, sjc_exe
 
 

@@ -199,7 +199,7 @@ CODEX_CALL = {
     },
 }
 # The server as the SDK alone runs it: the reference the front must match byte for byte.
-SDK_ONLY = [sys.executable, "-c", "from sjc_mcp.server_tools import create_server; create_server().run('stdio')"]
+SDK_ONLY = [sys.executable, "-c", "from sjc_mcp.server.tools import create_server; create_server().run('stdio')"]
 
 
 def _init(version, rid=1):
@@ -311,12 +311,12 @@ def test_the_front_answers_byte_for_byte_as_the_sdk(tmp_path, name):
 
 
 def test_handshake_file_is_what_mcpserver_answers():
-    from sjc_mcp import server_handshake
+    from sjc_mcp.server import handshake as server_handshake
 
     with open(server_handshake.HANDSHAKE_FILE, encoding="utf-8") as fh:
         shipped = json.load(fh)
     assert shipped == server_handshake.generate(), (
-        "sjc_mcp/data/mcp_handshake.json is out of date: run python -m sjc_mcp.server_handshake --write"
+        "sjc_mcp/data/mcp_handshake.json is out of date: run python -m sjc_mcp.server.handshake --write"
     )
     assert shipped["generated_with"] == server_handshake.sdk_versions()
 
@@ -353,7 +353,7 @@ def test_after_the_handshake_the_sdk_loads_before_any_tool_call(tmp_path, openin
     # what the tools module and the judge import: their own imports ran to the end
     lines = (tmp_path / "importtime.txt").read_text()
     names = {ln.split("|")[-1].strip() for ln in lines.splitlines() if ln.startswith("import time:")}
-    assert {"mcp.server.mcpserver", "sjc_mcp.server_http", "sjc_mcp.judges._signals_entry"} <= names
+    assert {"mcp.server.mcpserver", "sjc_mcp.server.http", "sjc_mcp.judges._signals_entry"} <= names
     assert "Traceback" not in lines and "Fatal Python error" not in lines
 
 
@@ -388,7 +388,7 @@ def test_other_sdk_versions_answer_from_the_user_cache(tmp_path):
     packaged.write_text(json.dumps(stale))
     cache = tmp_path / "cache"
     code = (
-        f"import sys; from sjc_mcp import server_front as f, server_handshake as h; h.HANDSHAKE_FILE = {str(packaged)!r}; "
+        f"import sys; from sjc_mcp.server import front as f, handshake as h; h.HANDSHAKE_FILE = {str(packaged)!r}; "
         "sys.exit(f.main())"
     )
     # without the preload after the handshake, which imports the SDK whatever answered the handshake
@@ -441,7 +441,7 @@ def test_a_damaged_handshake_file_falls_back_to_the_sdk(tmp_path):
     packaged = tmp_path / "mcp_handshake.json"
     packaged.write_text(json.dumps(damaged))
     code = (
-        f"import sys; from sjc_mcp import server_front as f, server_handshake as h; h.HANDSHAKE_FILE = {str(packaged)!r}; "
+        f"import sys; from sjc_mcp.server import front as f, handshake as h; h.HANDSHAKE_FILE = {str(packaged)!r}; "
         "sys.exit(f.main())"
     )
     env = dict(os.environ, SJC_DECISION_LOG=str(tmp_path / "log.jsonl"))

@@ -375,7 +375,7 @@ def test_stdio_log_dir_logs_under_the_login_name(tmp_path):
     """On stdio the one user is this machine's: --log-dir DIR puts the records in DIR/<login name>.jsonl."""
     import getpass
 
-    from sjc_mcp.server_http import safe_user
+    from sjc_mcp.server.http import safe_user
 
     logs = tmp_path / "logs"
     params = StdioServerParameters(command=sjc_exe("sjc-mcp"), args=["--log-dir", str(logs)], env=_env(tmp_path))
@@ -417,7 +417,7 @@ def test_module_run_serves_http(tmp_path):
 
 
 def test_safe_user_names():
-    from sjc_mcp.server_http import safe_user
+    from sjc_mcp.server.http import safe_user
 
     assert safe_user("alice") == "alice"
     assert safe_user("Bob.Smith-2") == "Bob.Smith-2"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from sjc_mcp import relevance, supersession
 from sjc_mcp.config import Config
 from sjc_mcp.hosts.base import Item
+from sjc_mcp.tools import relevance, supersession
 
 
 def filler(tag: str) -> str:

@@ -13,7 +13,7 @@ import anyio
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from sjc_mcp import log as decision_log
+from sjc_mcp.log import chain as decision_log
 from tests.conftest import ROOT, sjc_exe
 
 EX = ROOT / "examples"

@@ -55,7 +55,7 @@ class _Budget(Exception):
 
 def _log_fault(config: Any, host: str, payload: dict[str, Any], status: str, message: str) -> None:
     """Log an event that ended without a judgment; light on purpose (no pipeline import)."""
-    from sjc_mcp import log as decision_log
+    from sjc_mcp.log import chain as decision_log
 
     if config is None:
         from sjc_mcp.config import Config

@@ -114,7 +114,7 @@ class HookBase:
     EVENTS: ClassVar[dict[str, str]] = {}
 
     def __init__(self, host: str, payload: dict[str, Any], config: Any) -> None:
-        from sjc_mcp.state import SessionState
+        from sjc_mcp.hook.state import SessionState
 
         self.host = host
         self.payload = payload
@@ -135,9 +135,9 @@ class HookBase:
         }
 
     def _judge(self, boundary: Any, summary: str, extra_user: str | None = None) -> dict[str, Any]:
+        from sjc_mcp.hook.state import summary_key
         from sjc_mcp.models import Source
         from sjc_mcp.pipeline import boundary_kwargs, prune_summary
-        from sjc_mcp.state import summary_key
 
         sources = boundary.sources() if boundary is not None else []
         if extra_user:
@@ -164,7 +164,7 @@ class HookBase:
         }
 
     def _remember(self, result: dict[str, Any]) -> None:
-        from sjc_mcp.state import sweep
+        from sjc_mcp.hook.state import sweep
 
         with self.state.update() as st:
             st.setdefault("judged", {})[result["key"]] = result

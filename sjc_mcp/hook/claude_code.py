@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from sjc_mcp.hook.base import HookBase, correction_text, deliver_note, switched_off
-from sjc_mcp.state import SessionState, write_atomic
+from sjc_mcp.hook.state import SessionState, write_atomic
 
 MAX_KEPT = 4_000_000  # characters of tool output kept from one batch
 MAX_PROMPT = 200_000
@@ -236,8 +236,8 @@ class ClaudeCodeHook(HookBase):
         return boundary
 
     def post_compact(self) -> str:
-        from sjc_mcp.log_records import log_nothing
-        from sjc_mcp.state import summary_key
+        from sjc_mcp.hook.state import summary_key
+        from sjc_mcp.log.records import log_nothing
 
         summary = self.payload.get("compact_summary")
         if not isinstance(summary, str) or not summary.strip():

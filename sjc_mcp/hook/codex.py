@@ -30,7 +30,7 @@ def quick(payload: dict[str, Any]) -> str | None:
     this compaction, and UserPromptSubmit, take the note here."""
     from pathlib import Path
 
-    from sjc_mcp.state import SessionState
+    from sjc_mcp.hook.state import SessionState
 
     event = payload.get("hook_event_name")  # SessionStart only with source "compact" (``hook.HOSTS``)
     if event not in ("SessionStart", "UserPromptSubmit"):
@@ -86,8 +86,8 @@ class CodexHook(HookBase):
     def _judged(self) -> dict[str, Any] | None:
         """The judgment of the newest compaction (judged now unless it was before), with its note left for
         the model; None when there is nothing to judge (a summary made and encrypted on the server)."""
-        from sjc_mcp.log_records import log_nothing
-        from sjc_mcp.state import summary_key
+        from sjc_mcp.hook.state import summary_key
+        from sjc_mcp.log.records import log_nothing
 
         b = self._newest()
         if b.note:

@@ -126,9 +126,9 @@ def judge_answer(
     gate: Gate | None = None,
 ) -> tuple[bytes | None, dict[str, Any]]:
     """The pruned answer, or None to send the original; and what happened (the stderr line says it)."""
-    from sjc_mcp.log_records import log_nothing, log_prune
+    from sjc_mcp.log.records import log_nothing, log_prune
     from sjc_mcp.pipeline import prune_summary
-    from sjc_mcp.proxy.formats import FORMATS
+    from sjc_mcp.proxy.answers import FORMATS
     from sjc_mcp.proxy.request import evidence
     from sjc_mcp.summary import HOSTS
 
@@ -198,7 +198,7 @@ def create_app(config: Config, upstream: str | None = None) -> Any:
     from starlette.responses import Response, StreamingResponse
     from starlette.routing import Route
 
-    from sjc_mcp.log_records import log_nothing, log_status
+    from sjc_mcp.log.records import log_nothing, log_status
     from sjc_mcp.proxy.request import Compaction, boundary_of, recognise, session_of
 
     state: dict[str, Any] = {}

@@ -10,7 +10,7 @@ from typing import Any
 
 from sjc_mcp.config import Config
 from sjc_mcp.proxy.request import Locator, content_text, history
-from sjc_mcp.relevance import run
+from sjc_mcp.tools.relevance import run
 
 
 def prefilter(

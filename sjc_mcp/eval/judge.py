@@ -14,8 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from sjc_mcp.cases import Case, case_paths, load_case, match_labels
 from sjc_mcp.config import Config
+from sjc_mcp.eval.cases import Case, case_paths, load_case, match_labels
 from sjc_mcp.judges.base import Judge
 from sjc_mcp.metrics import auroc
 from sjc_mcp.pipeline import build_request, decide

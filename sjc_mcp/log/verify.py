@@ -8,8 +8,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from sjc_mcp import log as decision_log
 from sjc_mcp.errors import InputError
+from sjc_mcp.log import chain as decision_log
 
 
 def _records(n: int) -> str:

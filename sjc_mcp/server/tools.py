@@ -6,7 +6,7 @@ without it and imports this module at the first tool call. Configuration is read
 tool call; a bad configuration makes every call a tool error naming the fault.
 
 Served to others (``remote``, over HTTP): each call is logged under its user (the ``X-SJC-User`` header,
-which ``sjc_mcp.server_http`` sets from the caller's token or passes on, sanitised), to
+which ``sjc_mcp.server.http`` sets from the caller's token or passes on, sanitised), to
 ``<log_dir>/<user>.jsonl`` when a ``log_dir`` is given; and ``transcript_path`` reads this machine's files
 only under ``allowed_roots`` written in the config file itself (the defaults name the server user's own
 transcripts, never a remote user's).
@@ -26,7 +26,7 @@ from sjc_mcp import __version__, pipeline
 from sjc_mcp.config import Config, load_config
 from sjc_mcp.errors import SJCError
 from sjc_mcp.models import EvidenceItem
-from sjc_mcp.server_http import USER_HEADER, safe_user
+from sjc_mcp.server.http import USER_HEADER, safe_user
 
 INSTRUCTIONS = (
     "Source-Judged Compaction. After a compaction, call prune_summary with the summary and the tool "
@@ -206,7 +206,7 @@ def create_server(
     def read_allowed(transcript_path: str, boundary: int | None, user: str | None) -> tuple[Any, dict[str, Any]]:
         """A compaction of a transcript under the allowed roots, and what the log should say about it."""
         from sjc_mcp.hosts import read_boundary
-        from sjc_mcp.roots import check_allowed
+        from sjc_mcp.server.roots import check_allowed
 
         config = cfg()
         if remote and "allowed_roots" not in config.model_fields_set:
@@ -306,7 +306,7 @@ def create_server(
         task: str | None,
         ctx: Context | None,
     ) -> Any:
-        from sjc_mcp import relevance
+        from sjc_mcp.tools import relevance
 
         try:
             user = user_of(ctx)

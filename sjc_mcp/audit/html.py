@@ -25,10 +25,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sjc_mcp.audit import reason, text_is_whole
+from sjc_mcp.audit.summary import reason, text_is_whole
 from sjc_mcp.errors import InputError
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parent.parent / "data"
 
 
 KIND_LABEL = {

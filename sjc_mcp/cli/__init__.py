@@ -233,7 +233,7 @@ def _run_judge(args: argparse.Namespace, prune: bool) -> int:
     summary = None
     if args.transcript:
         from sjc_mcp.hosts import read_boundary
-        from sjc_mcp.log_records import log_nothing
+        from sjc_mcp.log.records import log_nothing
         from sjc_mcp.pipeline import boundary_kwargs
 
         b = read_boundary(args.transcript, args.boundary)
@@ -285,7 +285,7 @@ def _run_judge(args: argparse.Namespace, prune: bool) -> int:
             print(json.dumps(out, ensure_ascii=False, indent=2))
         else:
             sys.stdout.write(r.pruned_summary)
-        from sjc_mcp.audit_view import removal_lines
+        from sjc_mcp.audit.view import removal_lines
 
         for line in removal_lines(r):
             print(f"sjc: {line}", file=sys.stderr)
@@ -313,9 +313,10 @@ def _run_judge(args: argparse.Namespace, prune: bool) -> int:
 
 
 def _run_tools(args: argparse.Namespace) -> int:
-    from sjc_mcp import inputs, relevance
+    from sjc_mcp import inputs
     from sjc_mcp.config import load_config
     from sjc_mcp.errors import InputError
+    from sjc_mcp.tools import relevance
 
     if args.tools_command not in ("judge", "prune"):
         raise InputError("say `sjc tools judge` or `sjc tools prune`")
@@ -373,13 +374,13 @@ def _run_tools(args: argparse.Namespace) -> int:
 def _run_audit(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from sjc_mcp import audit
+    from sjc_mcp.audit import summary as audit
     from sjc_mcp.config import load_config
 
     config = load_config(args.config)
     path = Path(args.log).expanduser() if args.log else config.decision_log_path
     if args.verify:
-        from sjc_mcp.log_verify import verify
+        from sjc_mcp.log.verify import verify
 
         count, problems, notes = verify(path)
         for line in problems + notes:
@@ -393,7 +394,7 @@ def _run_audit(args: argparse.Namespace) -> int:
     report = audit.summarise(records, corrupt, config)
     _leave(records, report)
     if args.html:
-        from sjc_mcp.report import write_html
+        from sjc_mcp.audit.html import write_html
 
         print(f"wrote {write_html(report, str(path), args.html)}")
         return 0
@@ -401,15 +402,15 @@ def _run_audit(args: argparse.Namespace) -> int:
         report.pop("scores", None)
         print(json.dumps(report, default=str, ensure_ascii=False))
     else:
-        from sjc_mcp.audit_view import render_terminal
+        from sjc_mcp.audit.view import render_terminal
 
         render_terminal(report, show_kept=args.all)
     return 0
 
 
 def _run_replay(args: argparse.Namespace) -> int:
+    from sjc_mcp.audit.replay import replay
     from sjc_mcp.config import load_config
-    from sjc_mcp.replay import replay
 
     config = load_config(args.config)
     out = replay(args.paths, config)
@@ -425,7 +426,7 @@ def _run_replay(args: argparse.Namespace) -> int:
 def _run_eval(args: argparse.Namespace) -> int:
     from sjc_mcp.config import load_config
     from sjc_mcp.errors import InputError
-    from sjc_mcp.eval import evaluate, render_text
+    from sjc_mcp.eval.judge import evaluate, render_text
 
     config = load_config(args.config)
     if args.threshold is not None:
@@ -433,8 +434,8 @@ def _run_eval(args: argparse.Namespace) -> int:
             raise InputError(f"threshold must be between 0 and 1, got {args.threshold}")
         config = config.model_copy(update={"threshold": args.threshold})
     if args.mode == "tools":
-        from sjc_mcp.retention import identifier_retention
-        from sjc_mcp.retention import render_text as render_tools
+        from sjc_mcp.eval.tools import identifier_retention
+        from sjc_mcp.eval.tools import render_text as render_tools
 
         out = identifier_retention(args.paths, config, halvings=args.halves)
         print(json.dumps(out, indent=2) if args.json else render_tools(out))
@@ -448,7 +449,7 @@ def _run_calibrate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from sjc_mcp.config import load_config
-    from sjc_mcp.eval import calibrate
+    from sjc_mcp.eval.judge import calibrate
 
     weights = calibrate(args.paths, load_config(args.config), policy=args.policy)
     out = Path(args.output)
@@ -499,7 +500,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         if args.command in ("install", "uninstall"):
-            from sjc_mcp import install
+            from sjc_mcp.setup import install
 
             if args.command == "install":
                 _, message = install.install(args.host, args.scope, args.dry_run, trust=args.trust)
@@ -510,13 +511,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "tools":
             return _run_tools(args)
         if args.command == "doctor":
-            from sjc_mcp import doctor
+            from sjc_mcp.setup import doctor
 
             checks, code = doctor.run(args.config)
             print("\n".join(c.line() for c in checks))
             return code
         if args.command == "config":
-            from sjc_mcp import config_cmd
+            from sjc_mcp.setup import config_file as config_cmd
 
             if args.action == "init":
                 print(config_cmd.init(args.config, force=args.force))

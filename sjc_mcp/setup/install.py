@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sjc_mcp import codex_trust, paths, settings_file
+from sjc_mcp import paths
 from sjc_mcp.errors import InputError
-from sjc_mcp.hook_entries import EVENTS, hook_block, merge, remove
+from sjc_mcp.setup import codex_trust, settings_file
+from sjc_mcp.setup.hook_entries import EVENTS, hook_block, merge, remove
 
 __all__ = ["EVENTS", "hook_block", "install", "settings_path", "uninstall"]
 

@@ -1,10 +1,10 @@
 """The answers to a host's start-up requests, as the MCP SDK gives them for this very server.
 
-``sjc_mcp.server_front`` answers a host's handshake with them before the SDK is imported (most of a
-second). They are made by running the ``MCPServer`` of ``sjc_mcp.server_tools`` through the SDK's own
+``sjc_mcp.server.front`` answers a host's handshake with them before the SDK is imported (most of a
+second). They are made by running the ``MCPServer`` of ``sjc_mcp.server.tools`` through the SDK's own
 stdio transport (``generate``): the handshake and every cached list method, and each
 ``subscriptions/listen`` filter, for every protocol version the SDK speaks. The package ships them
-(``data/mcp_handshake.json``; ``python -m sjc_mcp.server_handshake --write`` regenerates it, and a test
+(``data/mcp_handshake.json``; ``python -m sjc_mcp.server.handshake --write`` regenerates it, and a test
 keeps it equal to what the SDK answers). They depend on the SDK and pydantic versions (schema
 generation), so the packaged file is used only with the versions it was made with; with others, the
 first start asks the SDK and keeps its answers in the user cache (``$XDG_CACHE_HOME/sjc``, else
@@ -20,7 +20,7 @@ import os
 import sys
 from typing import Any
 
-HANDSHAKE_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "mcp_handshake.json")
+HANDSHAKE_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "mcp_handshake.json")
 # The requests answered from the cache: their results depend on nothing the client sends but the
 # protocol version.
 CACHED_METHODS = ("ping", "server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list")
@@ -125,14 +125,14 @@ def _flag_sets() -> list[tuple[str, ...]]:
 
 
 def generate() -> dict[str, Any]:
-    """What ``MCPServer`` (``sjc_mcp.server_tools``) answers to the handshake, each cached method and each
+    """What ``MCPServer`` (``sjc_mcp.server.tools``) answers to the handshake, each cached method and each
     ``subscriptions/listen`` filter, for every protocol version it speaks (imports the SDK)."""
     import anyio
     from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
     from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
-    from sjc_mcp.server_tools import create_server
+    from sjc_mcp.server.tools import create_server
 
     info = {"name": "sjc-mcp-handshake", "version": "0"}
     answers: dict[str, list[dict[str, Any]]] = {}
@@ -253,5 +253,5 @@ if __name__ == "__main__":
         with open(HANDSHAKE_FILE, "w", encoding="utf-8") as fh:
             fh.write(text)
         sys.exit(0)
-    print("usage: python -m sjc_mcp.server_handshake --write   (regenerates data/mcp_handshake.json)", file=sys.stderr)
+    print("usage: python -m sjc_mcp.server.handshake --write   (regenerates data/mcp_handshake.json)", file=sys.stderr)
     sys.exit(2)

@@ -170,7 +170,7 @@ def build_app(opts: Options, tokens: dict[str, str | None]) -> ASGIApp:
     from sjc_mcp.config import load_config
     from sjc_mcp.errors import SJCError
     from sjc_mcp.server import tool_options
-    from sjc_mcp.server_tools import create_server
+    from sjc_mcp.server.tools import create_server
 
     try:
         config = load_config(opts.config)

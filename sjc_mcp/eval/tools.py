@@ -35,10 +35,10 @@ def _tool_tokens(items: Sequence[Item]) -> int:
 
 
 def _cases(paths: Sequence[str]) -> list[dict[str, Any]]:
+    from sjc_mcp.audit.replay import transcript_files
     from sjc_mcp.errors import SJCError
     from sjc_mcp.hosts import boundary_count, claude_code, read_boundary
     from sjc_mcp.judges.lexical import anchors, found
-    from sjc_mcp.replay import transcript_files
 
     cases = []
     for f in transcript_files(paths):
@@ -61,8 +61,8 @@ def _cases(paths: Sequence[str]) -> list[dict[str, Any]]:
 
 
 def _measure(cases: list[dict[str, Any]], config: Config, judge: Any) -> dict[str, Any]:
-    from sjc_mcp import relevance
     from sjc_mcp.judges.lexical import found
+    from sjc_mcp.tools import relevance
 
     kept = total = before = after = 0
     rows = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sjc_mcp.audit import WIDTH, evidence, literal, reason, text_is_whole
+from sjc_mcp.audit.summary import WIDTH, evidence, literal, reason, text_is_whole
 
 
 def _one_line(x: Any, limit: int) -> str:

@@ -3,7 +3,7 @@
 Importing the SDK (pydantic, starlette, httpx, the protocol types) takes most of a second, and hosts
 do not wait: a server slow to answer is "still connecting" when the model first looks for its tools.
 So a small JSON-RPC front, standard library only, answers what a host asks at start-up from answers
-the SDK itself gave for this very server (``sjc_mcp.server_handshake``, per protocol version). Both
+the SDK itself gave for this very server (``sjc_mcp.server.handshake``, per protocol version). Both
 protocol eras are served:
 
 - the handshake era (2024-11-05 … 2025-11-25; Codex 0.171 opens so): ``initialize`` (version
@@ -12,7 +12,7 @@ protocol eras are served:
   ``ping``, the list methods, and ``subscriptions/listen`` (acknowledged; the stream stays open).
 
 The first message the front does not answer this way, normally the first ``tools/call``, hands the
-connection to the ``MCPServer`` of ``sjc_mcp.server_tools``. The SDK is first shown what it must know
+connection to the ``MCPServer`` of ``sjc_mcp.server.tools``. The SDK is first shown what it must know
 of the connection so far: the client's own ``initialize`` (under a private id, its answer dropped) and
 ``notifications/initialized``; or a ``server/discover`` with the client's first envelope (the era is
 decided by the first request; its answer dropped) and the open ``subscriptions/listen`` requests
@@ -31,7 +31,7 @@ import os
 import sys
 from typing import IO, Any
 
-from sjc_mcp.server_handshake import (
+from sjc_mcp.server.handshake import (
     CACHED_METHODS,
     LISTEN,
     LISTEN_FLAGS,
@@ -250,7 +250,7 @@ def _stop_on_sigint() -> None:
 
 # What the first tool call needs, imported while the host has nothing to ask: the SDK and the tools (most
 # of a second), the offline judge (the default one). SJC_MCP_PRELOAD=0 leaves it to the first tool call.
-WARM_MODULES = ("anyio", "mcp.server.stdio", "sjc_mcp.server_tools", "sjc_mcp.judges.lexical")
+WARM_MODULES = ("anyio", "mcp.server.stdio", "sjc_mcp.server.tools", "sjc_mcp.judges.lexical")
 
 
 class _WarmUp:
@@ -335,7 +335,7 @@ def handover(
     import anyio
     from mcp.server.stdio import stdio_server
 
-    from sjc_mcp.server_tools import create_server
+    from sjc_mcp.server.tools import create_server
 
     server = create_server(**(tool_options or {}))
     drop_init = front is not None and front.era is not None  # the answer to the replayed opening request

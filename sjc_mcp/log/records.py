@@ -1,7 +1,7 @@
 """What a judgment writes to the decision log: one record per boundary, and one for a boundary with no
 judgment (switched off, failed, timed out, nothing to judge). Entry texts, quotes and reasons are
 redacted and cut; the full texts stay out of the log. The log file itself (append-only, hash-chained) is
-``sjc_mcp.log``.
+``sjc_mcp.log.chain``.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import hashlib
 import sys
 from typing import Any
 
-from sjc_mcp import log as decision_log
 from sjc_mcp.config import Config
+from sjc_mcp.log import chain as decision_log
 from sjc_mcp.models import JudgeResult, PruneResult
 from sjc_mcp.redact import redacted_each
 from sjc_mcp.text import estimate_tokens

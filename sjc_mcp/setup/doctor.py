@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from sjc_mcp import paths
-from sjc_mcp.state import json_object
+from sjc_mcp.hook.state import json_object
 
 OK, WARN, FAIL, INFO = "ok", "warn", "FAIL", "info"
 INITIALIZE = {
@@ -142,8 +142,8 @@ def _registered(host: str, server: dict[str, Any], headers: dict[str, str], http
 
 
 def _claude_code(home: Path, env: dict[str, str]) -> list[Check]:
-    from sjc_mcp import install
-    from sjc_mcp.hook_entries import is_ours
+    from sjc_mcp.setup import install
+    from sjc_mcp.setup.hook_entries import is_ours
 
     out: list[Check] = []
     settings_file = install.settings_path("claude-code", "user")
@@ -219,8 +219,8 @@ def _hooks_in(settings: dict[str, Any]) -> list[Any]:
 
 
 def _codex() -> list[Check]:
-    from sjc_mcp import codex_trust, install
-    from sjc_mcp.hook_entries import is_ours
+    from sjc_mcp.setup import codex_trust, install
+    from sjc_mcp.setup.hook_entries import is_ours
 
     out: list[Check] = []
     hooks_file = install.settings_path("codex", "user")

@@ -24,9 +24,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from sjc_mcp import paths, settings_file
+from sjc_mcp import paths
 from sjc_mcp.errors import InputError
-from sjc_mcp.hook_entries import is_ours
+from sjc_mcp.setup import settings_file
+from sjc_mcp.setup.hook_entries import is_ours
 
 TRUST_HINT = (
     "Codex runs a new or changed hook only after it is trusted, and skips an untrusted one without a "

@@ -27,7 +27,7 @@ def transcript_files(paths: Sequence[str]) -> list[Path]:
 
 def replay(paths: Sequence[str], config: Config, progress: bool = True) -> dict[str, Any]:
     from sjc_mcp.hosts import boundary_count, read_boundary
-    from sjc_mcp.log_records import log_nothing
+    from sjc_mcp.log.records import log_nothing
     from sjc_mcp.pipeline import boundary_kwargs, prune_summary
 
     shadow = config.model_copy(update={"mode": "shadow"})

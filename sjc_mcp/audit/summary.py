@@ -20,8 +20,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from sjc_mcp import log as decision_log
 from sjc_mcp.errors import InputError
+from sjc_mcp.log import chain as decision_log
 from sjc_mcp.regex_cache import rx
 
 THRESHOLD_CLUSTER_SHARE = 0.15  # warn when more than this share of scores sit within the margin of the threshold

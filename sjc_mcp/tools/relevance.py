@@ -24,11 +24,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
-from sjc_mcp import log as decision_log
 from sjc_mcp.config import Config
 from sjc_mcp.hosts.base import Item
+from sjc_mcp.log import chain as decision_log
 from sjc_mcp.text import estimate_tokens
-from sjc_mcp.tool_request import (
+from sjc_mcp.tools.request import (
     RelevanceRequest,
     ToolResult,
     build_request,
@@ -38,7 +38,7 @@ from sjc_mcp.tool_request import (
     remaining,
     turn_starts,
 )
-from sjc_mcp.truncation import OUTLINE_CHARS, outline, truncated
+from sjc_mcp.tools.truncation import OUTLINE_CHARS, outline, truncated
 
 __all__ = [
     "OUTLINE_CHARS",
@@ -117,7 +117,7 @@ def _superseded(items: Sequence[Item], results: list[ToolResult], config: Config
     """Result id -> ``supersession.Superseded`` for the candidates a later call supersedes."""
     if not config.tools.supersede or not results:
         return {}
-    from sjc_mcp import supersession
+    from sjc_mcp.tools import supersession
 
     starts = turn_starts(items)
     turn_of = [0] * len(items)

@@ -1,11 +1,11 @@
 """The MCP server ``sjc-mcp``: tools ``judge_summary``, ``prune_summary``, ``judge_tool_results`` and
 ``prune_tool_results`` over the library, on stdio (a host starts it) or streamable HTTP (one server for a team).
 
-The tools are an ``MCPServer`` (``sjc_mcp.server_tools``). On stdio the process starts on a small front that
-answers the handshake from the SDK's own cached answers (``sjc_mcp.server_front``), so hosts see the tools
+The tools are an ``MCPServer`` (``sjc_mcp.server.tools``). On stdio the process starts on a small front that
+answers the handshake from the SDK's own cached answers (``sjc_mcp.server.front``), so hosts see the tools
 within a few tens of milliseconds; the SDK is imported at the first tool call. So this module parses its
 arguments with the standard library alone, and not at all when there are none. Over HTTP the SDK's ASGI app
-is served by uvicorn behind a bearer-token check (``sjc_mcp.server_http``). Logs go to stderr only: on
+is served by uvicorn behind a bearer-token check (``sjc_mcp.server.http``). Logs go to stderr only: on
 stdio, stdout belongs to the protocol.
 
     sjc-mcp                                   # stdio, as a host starts it
@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sjc-mcp: {exc}", file=sys.stderr)
         return 2
     if opts.transport == "streamable-http":
-        from sjc_mcp.server_http import serve
+        from sjc_mcp.server.http import serve
 
         return serve(opts)
     if _stdin_is_tty():
@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
             flush=True,
         )
-    from sjc_mcp.server_front import main as run
+    from sjc_mcp.server.front import main as run
 
     return run(tool_options(opts, remote=False))
 
@@ -187,7 +187,7 @@ def _stdin_is_tty() -> bool:
 
 def __getattr__(name: str) -> Any:
     if name in ("create_server", "INSTRUCTIONS"):
-        from sjc_mcp import server_tools
+        from sjc_mcp.server import tools as server_tools
 
         return getattr(server_tools, name)
     raise AttributeError(f"module 'sjc_mcp.server' has no attribute {name!r}")

@@ -1,0 +1,5 @@
+import sys
+
+from sjc_mcp.server import main
+
+sys.exit(main())
