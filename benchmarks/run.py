@@ -5,8 +5,8 @@
     (either with --in-place to time the sjc installed here as it is)
 
 Every process timed is this checkout installed as a user installs it (``pip install .`` into a throw-away venv
-using this environment's dependencies; an editable install starts slower), with one throw-away pattern cache
-filled first (as on a machine where sjc has run once). The reference retrieval, ours and ``sjc prune`` as a
+using this environment's dependencies; an editable install starts slower), with one throw-away user cache
+folder. The reference retrieval, ours and ``sjc prune`` as a
 process are taken in turn, round by round: this machine's speed moves from minute to minute.
 
 Prints, for the offline judge on a 2 MB span of tool outputs with a 150-entry Claude Code summary: the
@@ -495,7 +495,7 @@ def bench_real_judgments(runs: int) -> list[dict]:
                 env = {
                     k: v
                     for k, v in os.environ.items()
-                    if not k.startswith(("SJC_", "XDG_")) or k == "XDG_CACHE_HOME"  # the warm pattern cache
+                    if not k.startswith(("SJC_", "XDG_")) or k == "XDG_CACHE_HOME"  # the private cache folder
                 }
                 payload = {
                     "session_id": "bench",
@@ -537,25 +537,9 @@ def mcp_bin() -> str:
     return str(exe) if exe.exists() else "sjc-mcp"
 
 
-# every module that compiles fixed patterns through ``sjc_mcp.regex_cache``, and redaction's lazy ones
-_WARM = (
-    "import importlib\n"
-    "for m in ('sjc_mcp.judges.lexical', 'sjc_mcp.pipeline', 'sjc_mcp.log.records', 'sjc_mcp.hosts.claude_code',\n"
-    "          'sjc_mcp.hosts.codex', 'sjc_mcp.hook.claude_code', 'sjc_mcp.hook.codex', 'sjc_mcp.tools.supersession',\n"
-    "          'sjc_mcp.tools.truncation', 'sjc_mcp.audit.summary', 'sjc_mcp.hook.state', 'sjc_mcp.summary.gemini'):\n"
-    "    importlib.import_module(m)\n"
-    "from sjc_mcp.redact import redact\n"
-    "redact('x-api-key: abc bearer token=1 password: 2 mysql -p3 sig= eyJ :// basic')\n"
-)
-
-
-def warm_pattern_cache(folder: Path) -> None:
-    """Every timed process shares one throw-away pattern cache (``XDG_CACHE_HOME``), filled first: as on a
-    machine where sjc has run once (the first run of all compiles the patterns and keeps them)."""
+def private_cache(folder: Path) -> None:
+    """Every timed process shares one throw-away user cache folder (``XDG_CACHE_HOME``)."""
     os.environ["XDG_CACHE_HOME"] = str(folder)
-    subprocess.run([PYTHON, "-c", _WARM], check=True, capture_output=True)
-    kept = list((folder / "sjc").glob("regex-*.marshal"))
-    print(f"pattern cache: {'warm' if kept else 'NOT WRITTEN'} ({folder})")
 
 
 def install_as_user(folder: Path) -> str | None:
@@ -986,7 +970,7 @@ def main() -> int:
         print(f"timing {where} ({Path(PYTHON).parent.parent}); Python {sys.version.split()[0]}")
         # a ``python -c`` child imports from its current folder first: never the checkout's source tree
         os.chdir(tmp)
-        warm_pattern_cache(Path(tmp) / "cache")
+        private_cache(Path(tmp) / "cache")
         return report(a)
 
 

@@ -20,7 +20,6 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from sjc_mcp.regex_cache import rx
 from sjc_mcp.text import safe_lower
 
 _SECRET_WORD = (
@@ -42,7 +41,7 @@ class _Lazy:
 
     def get(self) -> re.Pattern[str]:
         if self.rx is None:
-            self.rx = rx(*self.args)
+            self.rx = re.compile(*self.args)
         return self.rx
 
 
@@ -160,10 +159,12 @@ _TRIGGERS: dict[str, tuple[bool, tuple[str, ...], tuple[tuple[str, ...], ...]]] 
 }
 
 
-_KEY_BEGIN = rx(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
-_KEY_END = rx(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_KEY_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_KEY_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 # a key's body when its END line is missing: base64 lines and PEM header lines, real or JSON-escaped newlines
-_KEY_BODY = rx(r"(?:(?:\r?\n|\\n)(?:[A-Za-z0-9+/=]{16,}|[A-Za-z0-9+/=]{1,15}(?=\r?\n|\\n|$)|[A-Za-z-]+: [^\n]*))*")
+_KEY_BODY = re.compile(
+    r"(?:(?:\r?\n|\\n)(?:[A-Za-z0-9+/=]{16,}|[A-Za-z0-9+/=]{1,15}(?=\r?\n|\\n|$)|[A-Za-z-]+: [^\n]*))*"
+)
 
 
 def _private_keys(text: str) -> tuple[str, int]:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import re
 
-from sjc_mcp.regex_cache import rx
-
 _STOPWORDS = """
 a an and are as at be been but by can could did do does done for from had has have he her his how i
 if in into is it its itself just let me more most my no not now of on once only or other our out
@@ -16,7 +14,7 @@ with would you your yes also after before again all any both each few further he
 being having doing about above below between during against
 """
 STOPWORDS = frozenset(_STOPWORDS.split())
-WORD = rx(r"[a-z0-9]{2,}")  # greedy: a run of one character never matches
+WORD = re.compile(r"[a-z0-9]{2,}")  # greedy: a run of one character never matches
 
 
 def tokens(text: str) -> list[str]:
@@ -27,7 +25,7 @@ def tokens(text: str) -> list[str]:
 
 # A list item's marker: a bullet, a number (``1.`` ``2)``), a letter or roman numeral (``a.`` ``iv)``)
 # or one in parentheses (``(a)`` ``(3)``). A letter needs a space after it, so a word never reads as one.
-BULLET_RE = rx(
+BULLET_RE = re.compile(
     r"^([ \t]*)(?:(?:[-*+•]|\d{1,3}[.)]|\((?:\d{1,3}|[A-Za-z]|[ivxIVX]{1,4})\))(?:[ \t]+|$)"
     r"|(?:[A-Za-z]|[ivxIVX]{2,4})[.)][ \t]+)"
 )
@@ -52,7 +50,7 @@ def strip_marker(line: str) -> str:
     return line[m.end() :].strip() if m else line.strip()
 
 
-_LETTERED = rx(r"^([ \t]*)(?:\((?:\d{1,3}|[A-Za-z]|[ivxIVX]{1,4})\)|(?:[A-Za-z]|[ivxIVX]{2,4})[.)])(?=[ \t])")
+_LETTERED = re.compile(r"^([ \t]*)(?:\((?:\d{1,3}|[A-Za-z]|[ivxIVX]{1,4})\)|(?:[A-Za-z]|[ivxIVX]{2,4})[.)])(?=[ \t])")
 
 
 def plain_marker(text: str) -> str:
@@ -66,7 +64,7 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
-_FORWARD = rx(
+_FORWARD = re.compile(
     r"pending|todo|next step|current work|decision|plan|task state|task_state|remaining|user asks|\bnext\b",
     re.IGNORECASE,
 )
@@ -78,7 +76,7 @@ def is_forward_section(section: str) -> bool:
     return bool(_FORWARD.search(section))
 
 
-_USER_SECTION = rx(r"user'?s? (?:messages?|asks?|requests?)|primary request", re.IGNORECASE)
+_USER_SECTION = re.compile(r"user'?s? (?:messages?|asks?|requests?)|primary request", re.IGNORECASE)
 
 
 def is_user_section(section: str) -> bool:
@@ -87,8 +85,8 @@ def is_user_section(section: str) -> bool:
     return bool(_USER_SECTION.search(section))
 
 
-_CONTROL = rx(r"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f]")
-_SURROGATE = rx("[\ud800-\udfff]")
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def not_text(text: str) -> str | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,12 +23,11 @@ from typing import Any
 
 from sjc_mcp.errors import InputError
 from sjc_mcp.log import chain as decision_log
-from sjc_mcp.regex_cache import rx
 
 THRESHOLD_CLUSTER_SHARE = 0.15  # warn when more than this share of scores sit within the margin of the threshold
 WIDTH = 100  # the terminal audit fits this many columns
 SUM_KEYS = ("kept", "pruned", "unjudged", "chars_before", "chars_after", "tokens_before", "tokens_after")
-_CONTROL = rx(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _parse_since(since: str | None) -> str | None:

@@ -1,4 +1,4 @@
-"""``sjc hook <host>``: run inside the host at compaction, stdin JSON in, stdout out.
+"""``sjc-hook <host>`` (or ``sjc hook <host>``): run inside the host at compaction, stdin JSON in, stdout out.
 
 It must never break the session: every fault (bad payload, bad transcript, judge down, bad config,
 time budget spent) ends with exit 0 and no output, the reason in the decision log and on stderr.
@@ -132,7 +132,8 @@ def run_hook(host: str, stdin_text: str, config_path: str | None = None) -> str:
             signal.signal(signal.SIGALRM, old_handler)
 
 
-def main(host: str, config_path: str | None = None) -> int:
+def run_main(host: str, config_path: str | None = None) -> int:
+    """Read the payload from stdin, run the hook, print its output; always 0."""
     try:
         data = sys.stdin.read(MAX_STDIN + 1)
     except Exception as exc:
@@ -146,3 +147,29 @@ def main(host: str, config_path: str | None = None) -> int:
     except Exception as exc:  # the host closed the pipe: nothing more to do
         print(f"sjc hook: cannot write the output: {exc}", file=sys.stderr)
     return 0
+
+
+USAGE = "usage: sjc-hook HOST [--config FILE]"
+
+
+def parse_argv(argv: list[str]) -> tuple[str, str | None] | None:
+    """``HOST [--config FILE | --config=FILE]``; None for anything else."""
+    if not argv or argv[0].startswith("-"):
+        return None
+    if len(argv) == 1:
+        return argv[0], None
+    if len(argv) == 2 and argv[1].startswith("--config="):
+        return argv[0], argv[1].split("=", 1)[1]
+    if len(argv) == 3 and argv[1] == "--config":
+        return argv[0], argv[2]
+    return None
+
+
+def main() -> None:
+    """The ``sjc-hook`` console script: a process per hook event, so no argument parser is loaded; a
+    command line it cannot read is said on stderr and still exits 0 (a hook never fails the host)."""
+    parsed = parse_argv(sys.argv[1:])
+    if parsed is None:
+        print(f"sjc-hook: {USAGE}", file=sys.stderr)
+        sys.exit(0)
+    sys.exit(run_main(*parsed))

@@ -15,13 +15,13 @@ A manual compaction (``thread/compact/start``, the TUI's /compact) runs PostComp
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, ClassVar
 
 from sjc_mcp.errors import TranscriptError
 from sjc_mcp.hook.base import HookBase, deliver_note, switched_off, wait_for
-from sjc_mcp.regex_cache import rx
 
-_COMPACTED = rx(rb'"type"\s*:\s*"compacted"')
+_COMPACTED = re.compile(rb'"type"\s*:\s*"compacted"')
 
 
 def quick(payload: dict[str, Any]) -> str | None:

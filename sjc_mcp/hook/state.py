@@ -25,19 +25,18 @@ import glob
 import hashlib
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-from sjc_mcp.regex_cache import rx
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
-_SAFE = rx(r"[^A-Za-z0-9._-]")
+_SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
 def summary_key(summary: str) -> str:

@@ -22,6 +22,7 @@ says so in ``incomplete``.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -32,17 +33,16 @@ from sjc_mcp.hosts._cc_index import incomplete as _incomplete
 from sjc_mcp.hosts._cc_index import index as _index
 from sjc_mcp.hosts._cc_index import walk as _walk
 from sjc_mcp.hosts.base import Boundary, Item, choose
-from sjc_mcp.regex_cache import rx
 
-_INJECTED = rx(
+_INJECTED = re.compile(
     r"^\s*(<command-name>|<command-message>|<command-args>|<local-command-stdout>|<local-command-stderr>|"
     r"<system-reminder>|<user-prompt-submit-hook>|Caveat: The messages below were generated|"
     r"\[Request interrupted by user)"
 )
-_SHELL_OUTPUT = rx(r"^\s*<bash-(stdout|stderr)>")  # output of a command the user ran with "!"
-_NOTIFICATION = rx(r"^\s*<(task-notification|agent-notification)>")
+_SHELL_OUTPUT = re.compile(r"^\s*<bash-(stdout|stderr)>")  # output of a command the user ran with "!"
+_NOTIFICATION = re.compile(r"^\s*<(task-notification|agent-notification)>")
 SPILL_LIMIT = 20_000_000
-_SPILLED = rx(r"(/[^\s\"'<>]*/tool-results/[^\s\"'<>]+\.txt)")
+_SPILLED = re.compile(r"(/[^\s\"'<>]*/tool-results/[^\s\"'<>]+\.txt)")
 
 
 def looks_like(first: dict[str, Any]) -> bool:

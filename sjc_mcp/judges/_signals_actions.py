@@ -15,7 +15,6 @@ import re
 from sjc_mcp._plain import field, plain
 from sjc_mcp.judges._signals_text import anchors, found, words
 from sjc_mcp.models import Source
-from sjc_mcp.regex_cache import rx
 
 EDIT_TOOLS = frozenset(
     {
@@ -36,11 +35,11 @@ EDIT_TOOLS = frozenset(
 
 # tools that run a command: Bash (Claude Code), shell / exec_command / local_shell (Codex),
 # run_shell_command (Gemini CLI), exec (OpenClaw), terminal (Hermes) and the like
-_SHELL_TOOL = rx(r"bash|shell|exec|command|terminal|powershell|console|run", re.IGNORECASE)
+_SHELL_TOOL = re.compile(r"bash|shell|exec|command|terminal|powershell|console|run", re.IGNORECASE)
 
 # what kind of action a call's command is
 _CALL_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (k, rx(p, re.IGNORECASE))
+    (k, re.compile(p, re.IGNORECASE))
     for k, p in (
         ("push", r"\bgit\s+(?:-\S+\s+)*push\b"),
         ("commit", r"\bgit\s+(?:-\S+\s+)*commit\b"),
@@ -84,18 +83,18 @@ _FAILED_START = (
     "command failed",
     "traceback",
 )
-_EXIT = rx(r"\b(?:exit code|exited with (?:code|status)|process exited with code):? *(\d+)")
-_CHECK_FAILED = rx(
+_EXIT = re.compile(r"\b(?:exit code|exited with (?:code|status)|process exited with code):? *(\d+)")
+_CHECK_FAILED = re.compile(
     r"\b[1-9]\d* (?:failed|failing|errors?)\b|\bFAIL(?:ED)?\b|\bpanic:|\btest result: FAILED|! \[rejected\]|"
     r"error: failed to push|\b[1-9]\d* issues?\b|\bfound [1-9]\d* errors?\b",
 )
-_SUCCESS = rx(
+_SUCCESS = re.compile(
     r"->|\bpassed\b|\bok\b|\bPASS\b|\bsuccess|\b0 issues\b|all checks passed|\[\S+ [0-9a-f]{7,}\]|\bupdated\b|"
     r"\bwrote\b|\bcreated\b|\binstalled\b|\badded\b|\bfinished\b",
     re.IGNORECASE,
 )
-_PLAN_FILE = rx(r"/\.claude/plans/|(?:^|/)(?:plan|todo|tasks?)[\w-]*\.md$", re.IGNORECASE)
-_CREATED = rx(r"\b(?:created|new file)\b", re.IGNORECASE)
+_PLAN_FILE = re.compile(r"/\.claude/plans/|(?:^|/)(?:plan|todo|tasks?)[\w-]*\.md$", re.IGNORECASE)
+_CREATED = re.compile(r"\b(?:created|new file)\b", re.IGNORECASE)
 
 
 @plain

@@ -4,6 +4,7 @@ finding (quote, place, contradiction, backing call …) its reason is written fr
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import chain
@@ -24,7 +25,6 @@ from sjc_mcp.judges._signals_text import (
 )
 from sjc_mcp.judges._signals_values import Probe, contradiction, probes, test_count_conflict, unsourced_counts
 from sjc_mcp.models import Chunk, JudgeRequest, Source
-from sjc_mcp.regex_cache import rx
 from sjc_mcp.text import is_forward_section, safe_lower
 
 FEATURES = (
@@ -53,7 +53,7 @@ FEATURES = (
 
 
 # the line breaks of ``str.splitlines`` other than "\n"
-_OTHER_BREAK = rx("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+_OTHER_BREAK = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 
 
 class Span:

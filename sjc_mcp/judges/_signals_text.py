@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import re
 
-from sjc_mcp.regex_cache import rx
 from sjc_mcp.text import STOPWORDS
 
-CODE = rx(r"`([^`\n]+)`")
-_QUOTED = rx(r"\"([^\"\n]{3,120})\"")
+CODE = re.compile(r"`([^`\n]+)`")
+_QUOTED = re.compile(r"\"([^\"\n]{3,120})\"")
 # one maximal run of identifier characters (a char-class run: linear)
-_RUN = rx(r"[A-Za-z0-9_$@#~+./:\-]+")
-_CAMEL = rx(r"[a-z][A-Z]")
-WORD3 = rx(r"[a-z0-9]{3,}")
+_RUN = re.compile(r"[A-Za-z0-9_$@#~+./:\-]+")
+_CAMEL = re.compile(r"[a-z][A-Z]")
+WORD3 = re.compile(r"[a-z0-9]{3,}")
 # a number standing on its own: not part of a word, a version or a dotted identifier
-NUM = rx(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\w,]|\.\d)")
-MARKER = rx(r"^[\s>*+\-\d.)]*(?:\[[ xX]\]\s*)?")
+NUM = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\w,]|\.\d)")
+MARKER = re.compile(r"^[\s>*+\-\d.)]*(?:\[[ xX]\]\s*)?")
 
 
 # For reading ``WORD3``'s words in C: [a-z0-9] and "\n" kept, every other byte a space; then the runs it
@@ -84,7 +83,9 @@ def found(anchor: str, text: str) -> bool:
     return False
 
 
-_POSITION = rx(r"(?:\blines?|\bL|#|~|\bPR|\bissue|\bstep|\bphase|\btask|\bv|\bversion|\bport)\s*$", re.IGNORECASE)
+_POSITION = re.compile(
+    r"(?:\blines?|\bL|#|~|\bPR|\bissue|\bstep|\bphase|\btask|\bv|\bversion|\bport)\s*$", re.IGNORECASE
+)
 
 
 def numbers(text: str, counts: bool = False) -> list[str]:
@@ -107,7 +108,7 @@ def strip_marker(text: str) -> str:
     return re.sub(r"^(?:\*\*[^*\n]{1,80}\*\*|`[^`\n]{1,200}`)\s*(?:[:\-—–]\s*)?", "", t)
 
 
-DIRECTIVE_START = rx(
+DIRECTIVE_START = re.compile(
     r"^(?:\[?(?:todo|pending|next)\]?\s*:?\s*)?(?:(?:then|and|also|next|finally|first|afterwards),?\s+)?"
     r"(?:(?:after|once|when|before|if)\b[^:\n]{0,80}:\s*)?(add|run|keep|use|switch|replace|try|wire|extract|open|commit|push|write|check|verify|implement|create|fix|"
     r"update|consider|investigate|send|report|ask|wait|time|document|review|test|deploy|merge|refactor|"
@@ -116,16 +117,16 @@ DIRECTIVE_START = rx(
     r"resolve|clean|benchmark|measure|profile|migrate|publish|release|ship|draft|file|schedule)\b",
     re.IGNORECASE,
 )
-DIRECTIVE_CUE = rx(
+DIRECTIVE_CUE = re.compile(
     r"\b(should|must|need(?:s)? to|will|going to|next step|to do|todo|plan(?:ned)? to|later|once [^\n]{0,80}? is|"
     r"before handing|afterwards|still need|not yet|pending)\b",
     re.IGNORECASE,
 )
-CONSTRAINT = rx(
+CONSTRAINT = re.compile(
     r"^(?:\*\*)?(never|do not|don't|keep|avoid|always|only|must|no |goal|requirement|constraint|use only)\b",
     re.IGNORECASE,
 )
-INFERENCE = rx(
+INFERENCE = re.compile(
     r"\b(so that|so the|so it|therefore|which means|meaning|never|always|at all times|guarantee[sd]?|unaffected|"
     r"well under|as intended|correctly|should|likely|probably|appears to|seems|must have|no longer|entirely)\b",
     re.IGNORECASE,
@@ -140,12 +141,12 @@ _VERB_DONE = (
     r"imported|documented|inlined|deduplicated|consolidated|called|switched|pinned|kept|addressed|handled|"
     r"completed|finished|answered|investigated|identified|confirmed|reproduced"
 )
-_DONE_START = rx(
+_DONE_START = re.compile(
     r"^(?:(?:i|we|the agent|claude)\s+(?:have\s+|had\s+)?|just\s+|successfully\s+|already\s+|also\s+|then\s+|and\s+)*"
     r"(?:" + _VERB_DONE + r")\b",
     re.IGNORECASE,
 )
-_DONE_ANY = rx(
+_DONE_ANY = re.compile(
     r"(?:^|[\s(])(?:✅|✔|☑|\[x\]|\[done\])|\b(?:COMPLETED|DONE)\b|"
     r"\b(?:has|have|had|was|were|is|are)\s+(?:now\s+|been\s+|already\s+)*(?:" + _VERB_DONE + r"|done|complete|"
     r"completed|finished|green|clean|passing)\b|"
@@ -155,7 +156,7 @@ _DONE_ANY = rx(
     r"\b(?:done|finished|complete)\s+and\s+\w+ed\b|\ball (?:\w+ )?(?:done|complete|completed|finished)\b",
     re.IGNORECASE,
 )
-_PLAN_AHEAD = rx(
+_PLAN_AHEAD = re.compile(
     r"\b(?:need(?:s)? to|will|should|must|going to|to be|not yet|haven't|has not|have not|hasn't|still need|"
     r"todo|pending|next|then|once|after|before|remaining|verify|ensure|confirm|check|make sure|until|so that)\b",
     re.IGNORECASE,
@@ -174,11 +175,11 @@ def plan_wording(text: str) -> float:
     return 0.5 if DIRECTIVE_CUE.search(text[:2000]) else 0.0
 
 
-_DONE_MARK = rx(r"^[\s>*+\-\d.)]*(?:✅|✔|☑|\[[xX]\]|\[(?:DONE|[Dd]one)\])|\b(?:COMPLETED|DONE)\b")
+_DONE_MARK = re.compile(r"^[\s>*+\-\d.)]*(?:✅|✔|☑|\[[xX]\]|\[(?:DONE|[Dd]one)\])|\b(?:COMPLETED|DONE)\b")
 
 
 # "Test passed", "Build is green", "Merge succeeded": a noun that reads like an imperative verb
-_NOUN_START = rx(
+_NOUN_START = re.compile(
     r"^\w+s?\s+(?:passed|passes|passing|failed|fails|succeeded|succeeds|is|are|was|were|has|have|now)\b", re.IGNORECASE
 )
 
@@ -207,7 +208,7 @@ def done_wording(text: str) -> bool:
 
 # what kind of action an entry says was done: (kind, pattern on the entry)
 CLAIM_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (k, rx(p, re.IGNORECASE))
+    (k, re.compile(p, re.IGNORECASE))
     for k, p in (
         ("push", r"\bpushed\b|\bpush(?:ed)? to\b"),
         ("commit", r"\bcommitted\b|\bamended\b|\bcommit(?:ted)?\s*\(?`?[0-9a-f]{7,40}\b"),
@@ -237,7 +238,7 @@ CLAIM_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("delete", r"\bdeleted\b|\bremoved (?:the )?(?:file|directory|folder)\b"),
     )
 )
-EDIT_CLAIM = rx(
+EDIT_CLAIM = re.compile(
     r"(?:^|(?:[,;:—–-]|\band|\bthen|\balso|\bbeen|\bhave|\bhas|\bjust|\bsuccessfully|\bi|\bwe)\s+)"
     r"(?:added|updated|modified|changed|created|wrote|written|edited|removed|deleted|renamed|moved|fixed|"
     r"implemented|replaced|refactored|extracted|converted|introduced|dropped|wired|exported|imported|"
@@ -257,7 +258,7 @@ def claimed_kinds(text: str) -> list[str]:
     return kinds
 
 
-_NEGATED = rx(r"\b(?:not|n't|never|without|no|yet to|before|not yet|nor)\b[^.;\n]{0,25}$", re.IGNORECASE)
+_NEGATED = re.compile(r"\b(?:not|n't|never|without|no|yet to|before|not yet|nor)\b[^.;\n]{0,25}$", re.IGNORECASE)
 
 
 def _affirmed(rx: re.Pattern[str], text: str) -> bool:

@@ -11,15 +11,14 @@ from collections.abc import Callable, Sequence
 from sjc_mcp._plain import plain
 from sjc_mcp.judges._signals_actions import Call
 from sjc_mcp.judges._signals_text import CODE, NUM, anchors, found, norm_num, words
-from sjc_mcp.regex_cache import rx
 from sjc_mcp.text import STOPWORDS
 
-_BEFORE = rx(r"([A-Za-z_][\w-]{2,})[ :=]{1,3}$")
+_BEFORE = re.compile(r"([A-Za-z_][\w-]{2,})[ :=]{1,3}$")
 # a count's adjective, if any: "3 new tests", "12 failing tests"
 _ADJ = r"(?:(?:new|more|additional|existing|extra|total|unit|integration|failing|passing|stale|other)\s+)?"
-_AFTER = rx(r"^[ ]?" + _ADJ + r"([A-Za-z_][\w-]{2,})")
-_DIGIT = rx(r"\d")
-_UNIT = rx(r"^ ?(%|ms|µs|us|ns|[KMGT]i?B|x|×)(?![\w%])")
+_AFTER = re.compile(r"^[ ]?" + _ADJ + r"([A-Za-z_][\w-]{2,})")
+_DIGIT = re.compile(r"\d")
+_UNIT = re.compile(r"^ ?(%|ms|µs|us|ns|[KMGT]i?B|x|×)(?![\w%])")
 _NUMBER = r"(\d[\d,]*(?:\.\d+)?)"
 
 
@@ -41,7 +40,9 @@ def _not_after(not_after: str, literal: str) -> str:
 _NUMBER_ALONE = "(" + _first_not_after(r"[\w.]", r"\d") + r"[\d,]*(?:\.\d+)?)"
 MAX_PROBES = 40
 MAX_NUMBERS = 200  # numbers looked at per entry
-_PLURAL = rx(r"^[a-z]{2,}[^s]s$|^%$")  # a pathological entry with thousands of numbers is checked on its first few
+_PLURAL = re.compile(
+    r"^[a-z]{2,}[^s]s$|^%$"
+)  # a pathological entry with thousands of numbers is checked on its first few
 
 
 @plain
@@ -73,7 +74,9 @@ class Probe:
         return any(v == self.value for v, _, _ in self.values(text))
 
 
-_APPROX = rx(r"(?:~|\babout|\baround|\bapprox\w*|\broughly|\bnearly|\balmost|\bover|\bunder|\bup to|\bat least)\s*$")
+_APPROX = re.compile(
+    r"(?:~|\babout|\baround|\bapprox\w*|\broughly|\bnearly|\balmost|\bover|\bunder|\bup to|\bat least)\s*$"
+)
 _VERBS = {
     "shows",
     "show",
@@ -253,12 +256,12 @@ def unsourced_counts(
 
 # -- counted things: tests an edit adds --------------------------------------------------------------
 
-_TEST_DEF = rx(
+_TEST_DEF = re.compile(
     r"^[ \t+]*(?:async\s+)?def\s+test_?\w*\s*\(|^[ \t+]*func\s+Test\w*\s*\(|^[ \t+]*(?:it|test)\s*\(\s*['\"`]|"
     r"^[ \t+]*#\[(?:tokio::)?test\]|^[ \t+]*test\s+\"[^\"\n]*\"\s*(?:,|do)|^[ \t+]*it\s+['\"][^'\"\n]*['\"]\s*do\b",
     re.MULTILINE,
 )
-_CLAIMED_TESTS = rx(
+_CLAIMED_TESTS = re.compile(
     r"\b(?:added|adds|wrote|writes|created|new)\b[^.\n]{0,40}?(?<![\w.])(\d+)\s+(?:new\s+|more\s+|additional\s+|"
     r"unit\s+|integration\s+|regression\s+)*(?:tests?|test cases|test functions|specs)\b",
     re.IGNORECASE,

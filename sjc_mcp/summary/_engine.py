@@ -20,12 +20,11 @@ from collections.abc import Callable
 
 from sjc_mcp._plain import plain
 from sjc_mcp.models import Entry, ParsedSummary, Section
-from sjc_mcp.regex_cache import rx
 from sjc_mcp.summary._headings import Headings, clean_title
 from sjc_mcp.text import BULLET_RE, strip_marker
 
-FENCE_RE = rx(r"^[ \t]*(`{3,}|~{3,})")
-_LEADING_BLANKS = rx(r"^(?:[ \t\r]*\n)+")
+FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+_LEADING_BLANKS = re.compile(r"^(?:[ \t\r]*\n)+")
 
 Heading = Callable[[str], "str | None"]
 Predicate = Callable[[str], bool]

@@ -19,15 +19,16 @@ Names are compared without case, markup, a trailing parenthesis ("Pending Tasks 
 
 from __future__ import annotations
 
+import re
+
 from sjc_mcp._plain import plain
-from sjc_mcp.regex_cache import rx
 from sjc_mcp.text import BULLET_RE
 
-_MD = rx(r"^#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$")
-_NUMBER = rx(r"^(?:\d{1,2}|[IVX]{1,4})[.)][ \t]+")
-_EMPH = rx(r"^(\*\*|__|\*(?=[^*\s])|_(?=[^_\s]))(.+?)\1(?![*_])(.*)$")
-_PAREN = rx(r"\s*\([^()]*\)\s*$")
-_NONWORD = rx(r"[^a-z0-9]+")
+_MD = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$")
+_NUMBER = re.compile(r"^(?:\d{1,2}|[IVX]{1,4})[.)][ \t]+")
+_EMPH = re.compile(r"^(\*\*|__|\*(?=[^*\s])|_(?=[^_\s]))(.+?)\1(?![*_])(.*)$")
+_PAREN = re.compile(r"\s*\([^()]*\)\s*$")
+_NONWORD = re.compile(r"[^a-z0-9]+")
 MAX_TITLE = 100
 
 

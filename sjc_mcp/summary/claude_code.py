@@ -17,8 +17,9 @@ judged like the rest; without a ``Summary`` line it ends at the first section he
 
 from __future__ import annotations
 
+import re
+
 from sjc_mcp.models import ParsedSummary
-from sjc_mcp.regex_cache import rx
 from sjc_mcp.summary._engine import Builder, Line, lines_of
 from sjc_mcp.summary._headings import Headings, candidate
 
@@ -34,7 +35,7 @@ NAMES = (
     "Current Work",
     "Optional Next Step",
 )
-_CLOSING = rx(
+_CLOSING = re.compile(
     r"^(If you need specific details from before compaction|Please continue the conversation from where"
     r"|Continue the conversation from where it left off|Recent messages are preserved verbatim"
     r"|Summary of the conversation ends here)"

@@ -5,14 +5,15 @@ headings too."""
 
 from __future__ import annotations
 
+import re
+
 from sjc_mcp.models import ParsedSummary
-from sjc_mcp.regex_cache import rx
 from sjc_mcp.summary._engine import Builder
 from sjc_mcp.summary._headings import Headings
 
-_OPEN = rx(r"^[ \t]*<([A-Za-z_][\w-]*)>[ \t]*$")
-_CLOSE = rx(r"^[ \t]*</([A-Za-z_][\w-]*)>[ \t]*$")
-_INLINE = rx(r"^([ \t]*<([A-Za-z_][\w-]*)>)(.*\S.*?)</\2>[ \t]*$")
+_OPEN = re.compile(r"^[ \t]*<([A-Za-z_][\w-]*)>[ \t]*$")
+_CLOSE = re.compile(r"^[ \t]*</([A-Za-z_][\w-]*)>[ \t]*$")
+_INLINE = re.compile(r"^([ \t]*<([A-Za-z_][\w-]*)>)(.*\S.*?)</\2>[ \t]*$")
 ROOT = "state_snapshot"
 NAMES = (
     "overall_goal",

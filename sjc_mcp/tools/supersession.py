@@ -37,19 +37,19 @@ import dataclasses
 import itertools
 import json
 import posixpath
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sjc_mcp.hosts.base import Item
-from sjc_mcp.regex_cache import rx
 
 READ_TOOLS = frozenset({"Read", "read_file", "read_many_files", "view"})
 SHELL_TOOLS = frozenset({"Bash", "shell", "exec_command", "shell_command", "local_shell", "run_shell_command"})
 SEARCH_TOOLS = frozenset({"Grep", "Glob", "LS", "search_file_content", "grep", "glob", "list_directory", "ls"})
 
-_SED_RANGE = rx(r"^(\d+)(?:,(\d+))?p$")
+_SED_RANGE = re.compile(r"^(\d+)(?:,(\d+))?p$")
 
 
 @dataclass(frozen=True)
@@ -184,8 +184,8 @@ class Superseded:
     relies_on: tuple[int, ...] = ()  # every later output whose text the replacement relies on (kept whole)
 
 
-_NUMBERED = rx(r"^\s*(\d+)(?:→|\t)")
-_ALNUM = rx(r"\w")
+_NUMBERED = re.compile(r"^\s*(\d+)(?:→|\t)")
+_ALNUM = re.compile(r"\w")
 
 
 def _short(shown: str) -> str:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from sjc_mcp.regex_cache import rx
+import re
 
 # A declaration line of code in most languages (Go, Python, Rust, TypeScript, Java, C#, Ruby…), with or
 # without a read's line number: what a truncated code read keeps past its head, as a repo map does.
-_DECLARATION = rx(
+_DECLARATION = re.compile(
     r"^\s*(?:\d+(?:→|\t))?\s*(?:(?:export|pub(?:\([\w:]+\))?|public|private|protected|internal|static|async|"
     r"default|abstract|final|override)\s+)*(?:func|type|class|def|interface|struct|enum|const|var|fn|impl|trait|"
     r"function|module|record)\b"

@@ -1,0 +1,144 @@
+"""``sjc judge``: score every entry of a summary against the evidence, and say why."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any
+
+HELP = "score every summary entry against the evidence"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--summary", metavar="FILE", help="the candidate summary (default: stdin, or the transcript's)")
+    p.add_argument("--transcript", metavar="PATH", help="a host transcript: judge one of its compactions")
+    p.add_argument("--boundary", type=int, metavar="N", help="which compaction of --transcript (default: newest)")
+    p.add_argument("--evidence", metavar="FILE", nargs="*", action="extend", default=[], help="tool output files")
+    p.add_argument("--evidence-jsonl", metavar="FILE", help="evidence as JSON lines {kind, name, content}")
+    p.add_argument("--previous", metavar="FILE", help="the previous committed summary")
+    p.add_argument("--task", metavar="FILE", help="the fixed task prompt the host keeps (not a source)")
+    p.add_argument("--host", help="force a summary format: claude-code, codex, gemini, openclaw, hermes, generic")
+    p.add_argument("--threshold", type=float, help="prune below this score (default from config: 0.5)")
+    p.add_argument("--config", metavar="FILE", help="config file (default $SJC_CONFIG or ~/.config/sjc/config.toml)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def _first_line(text: str) -> str:
+    from sjc_mcp.summary._engine import strip_marker
+
+    return strip_marker(text.split("\n", 1)[0]) if text else ""
+
+
+def _entry_json(e: Any) -> dict[str, Any]:
+    return {
+        "id": e.id,
+        "section": e.section,
+        "text": e.text,
+        "score": e.score,
+        "decision": e.decision,
+        "near_threshold": e.near_threshold,
+        "contradicted": e.contradicted,
+        "quote": e.quote,
+        "origin": e.origin,
+        "reason": e.reason,
+    }
+
+
+def judge_or_prune(args: argparse.Namespace, prune: bool) -> int:
+    from sjc_mcp import inputs
+    from sjc_mcp.config import load_config
+    from sjc_mcp.errors import InputError
+    from sjc_mcp.pipeline import judge_summary, prune_summary
+
+    config = load_config(args.config)
+    extra: dict[str, Any] = {}
+    meta: dict[str, Any] = {}
+    sources = []
+    summary = None
+    if args.transcript:
+        from sjc_mcp.hosts import read_boundary
+        from sjc_mcp.log.records import log_nothing
+        from sjc_mcp.pipeline import boundary_kwargs
+
+        b = read_boundary(args.transcript, args.boundary)
+        meta = {
+            "session": b.session_id,
+            "boundary": b.index,
+            "boundary_id": b.boundary_id,
+            "transcript": args.transcript,
+        }
+        if b.note:
+            log_nothing(config, b.note, {**meta, "host": b.host, "op": "prune" if prune else "judge"})
+            print(f"sjc: nothing to judge at boundary {b.index}: {b.note}", file=sys.stderr)
+            return 0
+        summary = b.summary
+        sources = b.sources()
+        extra = boundary_kwargs(b)
+    elif args.boundary is not None:
+        raise InputError("--boundary needs --transcript")
+    if args.summary is not None or summary is None:
+        summary = inputs.read_text(args.summary or "-", "summary")
+        meta.setdefault("source", args.summary if args.summary not in (None, "-") else "stdin")
+    if summary is None or not summary.strip():
+        raise InputError("the summary is empty")
+    sources += inputs.evidence_files(args.evidence)
+    if args.evidence_jsonl:
+        sources += inputs.evidence_jsonl(args.evidence_jsonl)
+    previous = inputs.read_text(args.previous, "previous summary")
+    task = inputs.read_text(args.task, "task")
+    kwargs = {**extra, "host": args.host, "threshold": args.threshold, "config": config, "meta": meta}
+    if previous is not None:
+        kwargs["previous_summary"] = previous
+    if task is not None:
+        kwargs["task"] = task
+    if prune:
+        r = prune_summary(summary, sources, **kwargs)  # type: ignore[arg-type]
+        if args.json:
+            out = {
+                "pruned_summary": r.pruned_summary,
+                "entries": [_entry_json(e) for e in r.entries],
+                "removed": r.removed,
+                "kept": r.kept,
+                "chars_before": r.chars_before,
+                "chars_after": r.chars_after,
+                "threshold": r.threshold,
+                "mode": r.mode,
+                "judge": r.judge.model_dump(),
+                "errors": r.errors,
+            }
+            print(json.dumps(out, ensure_ascii=False, indent=2))
+        else:
+            sys.stdout.write(r.pruned_summary)
+        from sjc_mcp.audit.view import removal_lines
+
+        for line in removal_lines(r):
+            print(f"sjc: {line}", file=sys.stderr)
+    else:
+        r = judge_summary(summary, sources, **kwargs)  # type: ignore[arg-type]
+        if args.json:
+            out = {
+                "entries": [_entry_json(e) for e in r.entries],
+                "threshold": r.threshold,
+                "judge": r.judge.model_dump(),
+                "mode": r.mode,
+                "errors": r.errors,
+            }
+            print(json.dumps(out, ensure_ascii=False, indent=2))
+        else:
+            for e in r.entries:
+                score = "  -  " if e.score is None else f"{e.score:.2f}"
+                first = _first_line(e.text)[:100]
+                print(f"{e.decision:8} {score}  [{e.section[:24]}] {first}")
+                if e.reason:
+                    print(f"{'':15}{e.reason[:300]}")
+    for err in r.errors:
+        print(f"sjc: {err}", file=sys.stderr)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    return judge_or_prune(args, prune=False)

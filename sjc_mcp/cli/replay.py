@@ -1,0 +1,31 @@
+"""``sjc replay``: judge every compaction of recorded transcripts in shadow mode, and log it."""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+HELP = "judge every compaction of recorded transcripts in shadow mode, and log it"
+
+
+def add_arguments(r: argparse.ArgumentParser) -> None:
+    r.add_argument("paths", nargs="+", metavar="PATH", help="transcript files or folders")
+    r.add_argument("--config", metavar="FILE")
+
+
+def run(args: argparse.Namespace) -> int:
+    from sjc_mcp.audit.replay import replay
+    from sjc_mcp.config import load_config
+
+    config = load_config(args.config)
+    out = replay(args.paths, config)
+    for line in out["skipped"] + out["errors"]:
+        print(f"sjc: {line}", file=sys.stderr)
+    print(
+        f"replayed {out['boundaries']} compactions from {out['files']} files in shadow mode: "
+        f"{out['would_prune']} entries would have been pruned; see `sjc audit` (log: {config.decision_log_path})"
+    )
+    return 0
