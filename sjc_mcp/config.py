@@ -11,81 +11,66 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
-import re
 import sys
+from dataclasses import asdict, dataclass, field, is_dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from sjc_mcp._record import Field, Record
+from msgspec import Meta
+
 from sjc_mcp.errors import ConfigError
 
 SourceName = Literal["tool_output", "user_message", "previous_summary"]
+# bounds of numbers in the config file (``validate`` checks them)
+Share = Annotated[float, Meta(ge=0.0, le=1.0)]
 
 
-class _Table(Record):
-    """A table of the configuration. Unknown keys are errors. ``model_validate`` checks a table read from
-    TOML here (types, bounds, choices) and takes it as it is; anything it would not take as it is (a
-    wrong type, a value out of bounds, a string for a number) goes to a pydantic model of the same
-    fields, made on first need (``_pydantic``): its errors are the messages users see, and what it
-    accepts by coercion is taken as it gives it."""
-
-    def __init__(self, **data: Any) -> None:
-        valid = self.model_validate(data)
-        self.__dict__.update(valid.__dict__)
-
-    @classmethod
-    def model_validate(cls, obj: Any) -> Any:
-        if isinstance(obj, cls):
-            return obj
-        fast = _checked(cls, obj)
-        if fast is not None:
-            return fast
-        from sjc_mcp import _config_schema
-
-        return _config_schema.validate(cls, obj)
+@dataclass(slots=True, kw_only=True)
+class RetrievalConfig:
+    passage_chars: Annotated[int, Meta(ge=50, le=10_000)] = 300
+    top_k: Annotated[int, Meta(ge=1, le=50)] = 3
+    chunk_chars: Annotated[int, Meta(ge=100, le=100_000)] = 2000
 
 
-class RetrievalConfig(_Table):
-    passage_chars: int = Field(300, ge=50, le=10_000)
-    top_k: int = Field(3, ge=1, le=50)
-    chunk_chars: int = Field(2000, ge=100, le=100_000)
+@dataclass(slots=True, kw_only=True)
+class LexicalConfig:
+    weights: str | None = None  # path of a weights.json from `sjc calibrate`
 
 
-class LexicalConfig(_Table):
-    weights: str | None = Field(None, description="path of a weights.json from `sjc calibrate`")
-
-
-class RemoteJudgeConfig(_Table):
+@dataclass(slots=True, kw_only=True)
+class RemoteJudgeConfig:
     base_url: str
     model: str
     api_key_env: str
-    connect_timeout_s: float = Field(5.0, gt=0, le=120)
-    read_timeout_s: float = Field(60.0, gt=0, le=600)
-    total_timeout_s: float = Field(90.0, gt=0, le=1800, description="for one whole boundary, retries included")
-    max_retries: int = Field(2, ge=0, le=10)
+    connect_timeout_s: Annotated[float, Meta(gt=0, le=120)] = 5.0
+    read_timeout_s: Annotated[float, Meta(gt=0, le=600)] = 60.0
+    total_timeout_s: Annotated[float, Meta(gt=0, le=1800)] = 90.0  # one whole boundary, retries included
+    max_retries: Annotated[int, Meta(ge=0, le=10)] = 2
 
 
+@dataclass(slots=True, kw_only=True)
 class JevConfig(RemoteJudgeConfig):
     base_url: str = "https://api.typesafe.ai"
     model: str = "jev-latest"
     api_key_env: str = "TYPESAFE_API_KEY"
-    state_budget_tokens: int = Field(32_000, ge=1000, le=1_000_000)
+    state_budget_tokens: Annotated[int, Meta(ge=1000, le=1_000_000)] = 32_000
 
 
+@dataclass(slots=True, kw_only=True)
 class OpenAIConfig(RemoteJudgeConfig):
     base_url: str = "https://api.openai.com/v1"
     model: str = "gpt-4o-mini"
     api_key_env: str = "OPENAI_API_KEY"
-    concurrency: int = Field(8, ge=1, le=64)
+    concurrency: Annotated[int, Meta(ge=1, le=64)] = 8
 
 
+@dataclass(slots=True, kw_only=True)
 class AnthropicConfig(RemoteJudgeConfig):
     base_url: str = "https://api.anthropic.com"
     model: str = "claude-haiku-4-5"
     api_key_env: str = "ANTHROPIC_API_KEY"
-    max_tokens: int = Field(4096, ge=256, le=64_000)
+    max_tokens: Annotated[int, Meta(ge=256, le=64_000)] = 4096
 
 
 DEFAULT_PATTERNS = {
@@ -99,59 +84,75 @@ DEFAULT_PATTERNS = {
 }
 
 
-class ProxyConfig(_Table):
+@dataclass(slots=True, kw_only=True)
+class ProxyConfig:
     listen: str = "127.0.0.1:8787"
-    upstream: str = Field("", description="origin to forward to; empty: api.anthropic.com or api.openai.com by route")
-    judge_budget_s: float = Field(10.0, gt=0, le=600)
-    patterns: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_PATTERNS))
+    upstream: str = ""  # origin to forward to; empty: api.anthropic.com or api.openai.com by route
+    judge_budget_s: Annotated[float, Meta(gt=0, le=600)] = 10.0
+    patterns: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_PATTERNS))
     prefilter: bool = False
 
 
-class ToolsConfig(_Table):
-    keep_recent_turns: int = Field(6, ge=0, le=1000)
-    judge_chars: int = Field(2000, ge=200, le=100_000, description="each result is cut to this for judging")
-    drop_below: float = Field(0.0, ge=0.0, le=1.0)
-    truncate_below: float = Field(0.25, ge=0.0, le=1.0)
-    margin: float = Field(0.05, ge=0.0, le=0.5)
-    truncate_keep_chars: int = Field(400, ge=0, le=100_000)
-    min_reduction: float = Field(0.10, ge=0.0, le=1.0, description="below this share saved, change nothing")
-    supersede: bool = Field(True, description="stub outputs of calls made again later with the same arguments")
+@dataclass(slots=True, kw_only=True)
+class ToolsConfig:
+    keep_recent_turns: Annotated[int, Meta(ge=0, le=1000)] = 6
+    judge_chars: Annotated[int, Meta(ge=200, le=100_000)] = 2000  # each result is cut to this for judging
+    drop_below: Share = 0.0
+    truncate_below: Share = 0.25
+    margin: Annotated[float, Meta(ge=0.0, le=0.5)] = 0.05
+    truncate_keep_chars: Annotated[int, Meta(ge=0, le=100_000)] = 400
+    min_reduction: Share = 0.10  # below this share saved, change nothing
+    supersede: bool = True  # stub outputs of calls made again later with the same arguments
 
 
-class HookConfig(_Table):
-    time_budget_s: float = Field(20.0, gt=0, le=600)
+@dataclass(slots=True, kw_only=True)
+class HookConfig:
+    time_budget_s: Annotated[float, Meta(gt=0, le=600)] = 20.0
 
 
-class Config(_Table):
+def _default_roots() -> list[str]:
+    return [
+        "~/.claude/projects",
+        os.path.join(os.environ.get("CODEX_HOME") or "~/.codex", "sessions"),  # where Codex keeps rollouts
+        "~/.gemini/tmp",
+    ]
+
+
+@dataclass(slots=True, kw_only=True)
+class Config:
     judge: str = "lexical"
-    threshold: float = Field(0.5, ge=0.0, le=1.0)
-    margin: float = Field(0.05, ge=0.0, le=0.5)
+    threshold: Share = 0.5
+    margin: Annotated[float, Meta(ge=0.0, le=0.5)] = 0.05
     mode: Literal["enforce", "shadow"] = "enforce"
-    max_prune_share: float = Field(
-        0.6, ge=0.0, le=1.0, description="a summary pruning would cut by more than this share of entries is kept whole"
-    )
-    sources: list[SourceName] = Field(default_factory=lambda: ["tool_output", "user_message", "previous_summary"])
+    max_prune_share: Share = 0.6  # a summary pruning would cut by more than this share of entries is kept whole
+    sources: list[SourceName] = field(default_factory=lambda: ["tool_output", "user_message", "previous_summary"])
     allow_remote: bool = False
-    calibrated_model: str | None = Field(None, description="the model id the threshold was tuned for (audit warns)")
-    kill_switch: str | None = Field(None, description="default: `disabled` in sjc's config folder")
-    decision_log: str | None = Field(None, description="default: `decisions.jsonl` in sjc's state folder")
-    allowed_roots: list[str] = Field(
-        default_factory=lambda: [
-            "~/.claude/projects",
-            os.path.join(os.environ.get("CODEX_HOME") or "~/.codex", "sessions"),  # where Codex keeps rollouts
-            "~/.gemini/tmp",
-        ]
-    )
-    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig.model_construct)
-    lexical: LexicalConfig = Field(default_factory=LexicalConfig.model_construct)
-    jev: JevConfig = Field(default_factory=JevConfig.model_construct)
-    openai: OpenAIConfig = Field(default_factory=OpenAIConfig.model_construct)
-    anthropic: AnthropicConfig = Field(default_factory=AnthropicConfig.model_construct)
-    hook: HookConfig = Field(default_factory=HookConfig.model_construct)
-    proxy: ProxyConfig = Field(default_factory=ProxyConfig.model_construct)
-    tools: ToolsConfig = Field(default_factory=ToolsConfig.model_construct)
-    disabled_by_env: bool = Field(False, exclude=True, description="set from SJC_DISABLE=1, never from a file")
-    path: str | None = Field(None, exclude=True, description="the file this config was read from")
+    calibrated_model: str | None = None  # the model id the threshold was tuned for (audit warns)
+    kill_switch: str | None = None  # default: `disabled` in sjc's config folder
+    decision_log: str | None = None  # default: `decisions.jsonl` in sjc's state folder
+    allowed_roots: list[str] = field(default_factory=_default_roots)
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    lexical: LexicalConfig = field(default_factory=LexicalConfig)
+    jev: JevConfig = field(default_factory=JevConfig)
+    openai: OpenAIConfig = field(default_factory=OpenAIConfig)
+    anthropic: AnthropicConfig = field(default_factory=AnthropicConfig)
+    hook: HookConfig = field(default_factory=HookConfig)
+    proxy: ProxyConfig = field(default_factory=ProxyConfig)
+    tools: ToolsConfig = field(default_factory=ToolsConfig)
+    # not settable from a file: where the config came from and what it set
+    disabled_by_env: bool = field(default=False, init=False)  # SJC_DISABLE=1
+    path: str | None = field(default=None, init=False)  # the file this config was read from
+    explicit: frozenset[str] = field(default=frozenset(), init=False)  # top-level keys the file or env set
+
+    @classmethod
+    def of(cls, **data: Any) -> Config:
+        """A config from the keys a config file may hold (tables as dicts or as their dataclasses), validated
+        as a file is: ``Config.of(threshold=0.3, openai={"base_url": ...})``."""
+        from sjc_mcp.validate import convert
+
+        cfg = convert({k: asdict(v) if is_dataclass(v) else v for k, v in data.items()}, cls, error=ConfigError)
+        cfg.explicit = frozenset(data)
+        return cfg
 
     @property
     def kill_switch_path(self) -> Path:
@@ -180,82 +181,22 @@ class Config(_Table):
             return f"kill switch {self.kill_switch_path} cannot be checked ({exc.strerror or exc})"
         return None
 
+    def settings(self) -> dict[str, Any]:
+        """The settings as plain data (what a config file could say), without where they came from."""
+        data = asdict(self)
+        for name in ("disabled_by_env", "path", "explicit"):
+            data.pop(name)
+        return data
+
     def digest(self) -> str:
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        blob = json.dumps(self.settings(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
-
-# every table, by the name its field's annotation gives (``retrieval: RetrievalConfig``)
-_TABLES: dict[str, type[_Table]] = {
-    c.__name__: c for c in list(globals().values()) if isinstance(c, type) and issubclass(c, _Table) and c is not _Table
-}
-_SOURCE_NAMES = frozenset({"tool_output", "user_message", "previous_summary"})
-
-
-def _value(note: str, v: Any) -> tuple[bool, Any]:
-    """Whether ``v`` is, as it is, a value of the annotation ``note``, and the value pydantic would give."""
-    t = type(v)
-    if note == "float":
-        if t is float or t is int:
-            try:
-                f = float(v)
-            except OverflowError:
-                return False, None
-            return math.isfinite(f), f
-        return False, None
-    if note == "int":
-        return t is int, v
-    if note == "str":
-        return t is str, v
-    if note == "bool":
-        return t is bool, v
-    if note == "str | None":
-        return v is None or t is str, v
-    if note == "list[str]":
-        return t is list and all(type(x) is str for x in v), list(v) if t is list else None
-    if note == "list[SourceName]":
-        ok = t is list and all(type(x) is str and x in _SOURCE_NAMES for x in v)
-        return ok, list(v) if ok else None
-    if note == "dict[str, str]":
-        ok = t is dict and all(type(k) is str and type(x) is str for k, x in v.items())
-        return ok, dict(v) if ok else None
-    if note.startswith("Literal["):
-        return t is str and v in _literal(note), v
-    return False, None
-
-
-def _literal(note: str) -> tuple[str, ...]:
-    return tuple(re.findall(r"""['"]([^'"]*)['"]""", note))
-
-
-def _checked(cls: type[_Table], data: Any) -> Any:
-    """``data`` as a ``cls`` when every key is a field and every value is of its type and within its
-    bounds as it is; else None (pydantic then explains, or coerces)."""
-    if type(data) is not dict:
-        return None
-    fields, notes = cls.model_fields, cls.annotations
-    out: dict[str, Any] = {}
-    for k, v in data.items():
-        f = fields.get(k)
-        if f is None:
-            return None
-        sub = _TABLES.get(notes[k])
-        if sub is not None:
-            val = v if isinstance(v, sub) else _checked(sub, v)  # a table given as one is taken as it is
-            if val is None:
-                return None
-        else:
-            ok, val = _value(notes[k], v)
-            if not ok:
-                return None
-            if (
-                (f.ge is not None and not val >= f.ge)
-                or (f.gt is not None and not val > f.gt)
-                or (f.le is not None and not val <= f.le)
-            ):
-                return None
-        out[k] = val
-    return cls.model_construct(**out)
+    def replace(self, **changes: Any) -> Config:
+        """A copy with ``changes`` (a table is replaced whole: pass a changed copy of it)."""
+        new = replace(self, **changes)
+        new.disabled_by_env, new.path, new.explicit = self.disabled_by_env, self.path, self.explicit
+        return new
 
 
 def _read_toml(path: Path) -> dict:
@@ -272,14 +213,6 @@ def _read_toml(path: Path) -> dict:
         raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config {path} is not valid TOML: {exc}") from exc
-
-
-def _one_line(exc: Any, where: str) -> ConfigError:
-    err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-    if err["type"] == "extra_forbidden":
-        return ConfigError(f"{where}: unknown key {loc!r}")
-    return ConfigError(f"{where}: {loc}: {err['msg']}")
 
 
 def default_path() -> Path:
@@ -311,22 +244,13 @@ def load_config(path: str | os.PathLike[str] | None = None, env: dict[str, str] 
         if env.get(var):
             data[key] = env[var]
             where = f"{where} (with {var})"
-    for bad in ("disabled_by_env", "path"):
-        if bad in data:
-            raise ConfigError(f"{where}: unknown key {bad!r}")
     if not data:
-        cfg = Config.model_construct()  # nothing to validate: the defaults are valid by construction
+        cfg = Config()  # nothing to validate: the defaults are valid by construction
     else:
-        cfg = _checked(Config, data)
-        if cfg is None:  # something to explain or coerce: pydantic's validation, imported only now
-            from pydantic import ValidationError
+        from sjc_mcp.validate import convert
 
-            from sjc_mcp import _config_schema
-
-            try:
-                cfg = _config_schema.validate(Config, data)
-            except ValidationError as exc:
-                raise _one_line(exc, where) from None
+        cfg = convert(data, Config, where=where, error=ConfigError)
     cfg.disabled_by_env = env.get("SJC_DISABLE", "") not in ("", "0", "false", "no")
     cfg.path = str(chosen) if chosen else None
+    cfg.explicit = frozenset(data)
     return cfg

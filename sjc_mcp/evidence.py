@@ -89,7 +89,7 @@ class EvidenceIndex:
         size = 0
         for si, src in enumerate(self.sources):
             text = source_text(src)
-            origin = Origin.model_construct(kind=src.kind, name=src.name, call_id=src.call_id)
+            origin = Origin(kind=src.kind, name=src.name, call_id=src.call_id)
             for cs, ce in _cut(text, chunk_chars):
                 body = text[cs:ce]
                 if not body.strip() or body in seen:
@@ -97,7 +97,7 @@ class EvidenceIndex:
                 cid = len(self.chunks)
                 seen[body] = cid
                 # built from validated sources: no need to validate again
-                self.chunks.append(Chunk.model_construct(id=cid, source=si, origin=origin, text=body, start=cs))
+                self.chunks.append(Chunk(id=cid, source=si, origin=origin, text=body, start=cs))
                 lowered = body.lower()
                 if "\x01" in lowered:  # the byte that closes a passage below: as any other non-word character
                     lowered = lowered.replace("\x01", " ")

@@ -17,17 +17,19 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Union
+from typing import Any
 
 from sjc_mcp.config import Config
-from sjc_mcp.errors import InputError, first_error
+from sjc_mcp.errors import InputError
 from sjc_mcp.evidence import EvidenceIndex
 from sjc_mcp.judges import make_judge
 from sjc_mcp.judges.base import Judge
 from sjc_mcp.log import chain as decision_log
 from sjc_mcp.log import records as log_records
 from sjc_mcp.models import (
+    Boundary,
     EntryResult,
+    EvidenceItem,
     JudgeEntry,
     JudgeInfo,
     JudgeOutput,
@@ -37,6 +39,7 @@ from sjc_mcp.models import (
     PruneResult,
     Source,
     Turn,
+    as_dict,
     evidence_source,
 )
 from sjc_mcp.redact import redact_inputs
@@ -46,21 +49,12 @@ from sjc_mcp.text import is_user_section, plain_marker
 MAX_SUMMARY_BYTES = 1_000_000
 MAX_EVIDENCE_BYTES = 20_000_000
 
-if TYPE_CHECKING:
-    from sjc_mcp._evidence_item import EvidenceItem
-
-# ``EvidenceItem`` is a pydantic model, imported only where it is used (the MCP tools' schemas)
-EvidenceLike = Union[Source, "EvidenceItem", dict[str, Any], str]
+EvidenceLike = Source | EvidenceItem | dict[str, Any] | str
 MID_SESSION = "the span starts mid-session"
 
 
 def _say(msg: str) -> None:
     print(f"sjc: {msg}", file=sys.stderr)
-
-
-def _is_evidence_item(item: Any) -> bool:
-    module = sys.modules.get("sjc_mcp._evidence_item")  # none made yet if it was never imported
-    return module is not None and isinstance(item, module.EvidenceItem)
 
 
 def to_sources(evidence: Iterable[EvidenceLike]) -> list[Source]:
@@ -69,15 +63,15 @@ def to_sources(evidence: Iterable[EvidenceLike]) -> list[Source]:
     for i, item in enumerate(evidence):
         if isinstance(item, Source):
             out.append(item)
-        elif _is_evidence_item(item):
+        elif isinstance(item, EvidenceItem):
             out.append(item.to_source())
         elif isinstance(item, str):
             out.append(Source(kind="tool_output", content=item))
         elif isinstance(item, dict):
             try:
                 out.append(evidence_source(item))
-            except Exception as exc:
-                raise InputError(f"evidence item {i}: {first_error(exc)}") from None
+            except InputError as exc:
+                raise InputError(f"evidence item {i}: {exc}") from None
         else:
             raise InputError(f"evidence item {i}: expected an object with 'content', got {type(item).__name__}")
     return out
@@ -392,7 +386,7 @@ def prune_summary(
     would = parsed.render(remove)
     after = would if enforce else summary
     pruned = PruneResult(
-        **{name: getattr(result, name) for name in JudgeResult.model_fields},
+        **as_dict(result),
         pruned_summary=after,
         removed=len(remove) if enforce else 0,
         kept=len(result.entries) - (len(remove) if enforce else 0),
@@ -405,13 +399,72 @@ def prune_summary(
     return pruned
 
 
-def boundary_kwargs(boundary: Any) -> dict[str, Any]:
-    """What a transcript boundary gives the judge: its previous summary, task, prose, and whether its
-    span starts mid-session."""
-    return {
-        "previous_summary": boundary.previous_summary,
-        "task": boundary.task,
+def judge_boundary(
+    boundary: Boundary,
+    *,
+    prune: bool = True,
+    summary: str | None = None,
+    evidence: Iterable[EvidenceLike] = (),
+    previous_summary: str | None = None,
+    task: str | None = None,
+    host: str | None = None,
+    threshold: float | None = None,
+    config: Config | None = None,
+    judge: Judge | None = None,
+    meta: dict[str, Any] | None = None,
+    log: bool = True,
+) -> JudgeResult | PruneResult:
+    """One compaction judged (and pruned, with ``prune``): ``summary`` (by default the boundary's own)
+    against the span's tool outputs and user messages (plus ``evidence``), its previous summary, task,
+    retained turns and the agent's prose kept apart; a span that starts mid-session says so. The log
+    record names the boundary (session, index, id, host) besides ``meta`` (the surface, the transcript).
+    A boundary with nothing to judge (``boundary.note``: an encrypted Codex summary) comes back with no
+    entries and ``note`` set, and is logged as such. The one call every surface makes for a boundary."""
+    config = config or Config()
+    meta = {
+        "session": boundary.session_id,
+        "boundary": boundary.index,
+        "boundary_id": boundary.boundary_id,
+        **(meta or {}),
+    }
+    text = boundary.summary if summary is None else summary
+    if boundary.note and not text.strip():
+        return _nothing(boundary, text, config, prune, meta, log)
+    kwargs: dict[str, Any] = {
+        "previous_summary": boundary.previous_summary if previous_summary is None else previous_summary,
+        "task": boundary.task if task is None else task,
         "retained": boundary.retained_turns(),
         "assistant_prose": boundary.assistant_prose(),
-        "incomplete_span": getattr(boundary, "incomplete", None),
+        "incomplete_span": boundary.incomplete,
+        "host": host,
+        "threshold": threshold,
+        "config": config,
+        "judge": judge,
+        "meta": meta,
+        "log": log,
     }
+    sources: list[EvidenceLike] = [*boundary.sources(), *evidence]
+    return prune_summary(text, sources, **kwargs) if prune else judge_summary(text, sources, **kwargs)
+
+
+def _nothing(
+    boundary: Boundary, text: str, config: Config, prune: bool, meta: dict[str, Any], log: bool
+) -> JudgeResult | PruneResult:
+    from sjc_mcp.log.records import log_nothing
+
+    if log:
+        log_nothing(config, boundary.note or "", {**meta, "host": boundary.host})
+    base = JudgeResult(
+        entries=[],
+        threshold=config.threshold,
+        margin=config.margin,
+        judge=JudgeInfo(name="none", model="none"),
+        host=boundary.host,
+        mode=config.mode,
+        note=boundary.note,
+    )
+    if not prune:
+        return base
+    return PruneResult(
+        **as_dict(base), pruned_summary=text, removed=0, kept=0, chars_before=len(text), chars_after=len(text)
+    )

@@ -16,6 +16,7 @@ Every pattern is linear in its input (no nested quantifiers over the same charac
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -277,7 +278,7 @@ def redact_inputs(
             update["call"], m = redact(s.call)
             n += m
         total += n
-        out.append(s.model_copy(update=update) if n else s)
+        out.append(dataclasses.replace(s, **update) if n else s)
     if previous_summary:
         previous_summary, n = redact(previous_summary)
         total += n

@@ -4,6 +4,7 @@ incomplete, and entries restating the user are never flagged on a span without t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -15,9 +16,9 @@ from sjc_mcp import Config, prune_summary
 from sjc_mcp.hosts import read_boundary
 from sjc_mcp.log import chain as decision_log
 from sjc_mcp.models import JudgeOutput, JudgeRequest, Judgment
-from sjc_mcp.pipeline import boundary_kwargs
+from sjc_mcp.pipeline import judge_boundary
 from tests.conftest import FIXTURES, sjc_exe
-from tests.test_hosts import small_cc
+from tests.hosts.test_hosts import small_cc
 
 SUMMARY = """## Key Technical Concepts
 - The retry budget is 3 attempts.
@@ -51,7 +52,7 @@ class ByWord:
 
 
 def cfg(tmp_path: Path, **kw) -> Config:
-    return Config(
+    return Config.of(
         decision_log=str(tmp_path / "log.jsonl"), kill_switch=str(tmp_path / "off"), max_prune_share=1.0, **kw
     )
 
@@ -93,9 +94,8 @@ def test_the_boundary_carries_the_flag_to_every_surface(tmp_path):
     recs[1]["parentUuid"] = "before-the-file"
     path.write_text("".join(json.dumps(r) + "\n" for r in recs))
     b = read_boundary(path, 0)
-    kwargs = boundary_kwargs(b)
-    assert kwargs["incomplete_span"] == b.incomplete and "mid-session" in b.incomplete
-    r = prune_summary(b.summary, b.sources(), config=cfg(tmp_path), judge=ByWord(low=("flaky",)), **kwargs)
+    assert b.incomplete and "mid-session" in b.incomplete
+    r = judge_boundary(b, config=cfg(tmp_path), judge=ByWord(low=("flaky",)))
     assert r.incomplete_span and r.removed == 0 and r.entries[0].decision == "unjudged"
 
 
@@ -105,8 +105,7 @@ def test_a_real_transcript_cut_mid_session_through_the_cli(tmp_path):
     were complete, many entries would be flagged; said to be incomplete, only contradicted ones may be."""
     b = read_boundary(SLICE, 0)
     assert b.incomplete
-    kw = {k: v for k, v in boundary_kwargs(b).items() if k != "incomplete_span"}
-    blind = prune_summary(b.summary, b.sources(), config=cfg(tmp_path), log=False, **kw)
+    blind = judge_boundary(dataclasses.replace(b, incomplete=None), config=cfg(tmp_path), log=False)
     assert sum(e.decision == "prune" for e in blind.entries) >= 5  # what the flag prevents
     env = dict(os.environ, HOME=str(tmp_path), SJC_DECISION_LOG=str(tmp_path / "cli.jsonl"))
     r = subprocess.run(

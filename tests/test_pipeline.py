@@ -51,7 +51,7 @@ class BrokenJudge:
 
 
 def cfg(tmp_path: Path, **kw) -> Config:
-    return Config(decision_log=str(tmp_path / "log.jsonl"), kill_switch=str(tmp_path / "off"), **kw)
+    return Config.of(decision_log=str(tmp_path / "log.jsonl"), kill_switch=str(tmp_path / "off"), **kw)
 
 
 def test_decide_threshold_and_margin():

@@ -27,10 +27,9 @@ def transcript_files(paths: Sequence[str]) -> list[Path]:
 
 def replay(paths: Sequence[str], config: Config, progress: bool = True) -> dict[str, Any]:
     from sjc_mcp.hosts import boundary_count, read_boundary
-    from sjc_mcp.log.records import log_nothing
-    from sjc_mcp.pipeline import boundary_kwargs, prune_summary
+    from sjc_mcp.pipeline import judge_boundary
 
-    shadow = config.model_copy(update={"mode": "shadow"})
+    shadow = config.replace(mode="shadow")
     files = transcript_files(paths)
     plan: list[tuple[Path, int]] = []
     skipped: list[str] = []
@@ -56,19 +55,8 @@ def replay(paths: Sequence[str], config: Config, progress: bool = True) -> dict[
         for f, i in plan:
             try:
                 b = read_boundary(f, i)
-                meta = {
-                    "op": "replay",
-                    "surface": "replay",
-                    "session": b.session_id,
-                    "boundary": b.index,
-                    "boundary_id": b.boundary_id,
-                    "transcript": str(f),
-                }
-                if b.note:
-                    log_nothing(shadow, b.note, {**meta, "host": b.host})
-                else:
-                    r = prune_summary(b.summary, b.sources(), config=shadow, meta=meta, **boundary_kwargs(b))
-                    pruned += sum(e.decision == "prune" for e in r.entries)
+                r = judge_boundary(b, config=shadow, meta={"op": "replay", "surface": "replay", "transcript": str(f)})
+                pruned += sum(e.decision == "prune" for e in r.entries)
                 done += 1
             except SJCError as exc:
                 errors.append(f"{f} boundary {i}: {exc}")

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     if args.threshold is not None:
         if not 0 <= args.threshold <= 1:
             raise InputError(f"threshold must be between 0 and 1, got {args.threshold}")
-        config = config.model_copy(update={"threshold": args.threshold})
+        config = config.replace(threshold=args.threshold)
     if args.mode == "tools":
         from sjc_mcp.eval.tools import identifier_retention
         from sjc_mcp.eval.tools import render_text as render_tools

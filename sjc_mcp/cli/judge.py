@@ -52,51 +52,45 @@ def judge_or_prune(args: argparse.Namespace, prune: bool) -> int:
     from sjc_mcp import inputs
     from sjc_mcp.config import load_config
     from sjc_mcp.errors import InputError
+    from sjc_mcp.models import PruneResult
     from sjc_mcp.pipeline import judge_summary, prune_summary
 
     config = load_config(args.config)
-    extra: dict[str, Any] = {}
     meta: dict[str, Any] = {}
-    sources = []
-    summary = None
+    boundary = None
     if args.transcript:
         from sjc_mcp.hosts import read_boundary
-        from sjc_mcp.log.records import log_nothing
-        from sjc_mcp.pipeline import boundary_kwargs
 
-        b = read_boundary(args.transcript, args.boundary)
-        meta = {
-            "session": b.session_id,
-            "boundary": b.index,
-            "boundary_id": b.boundary_id,
-            "transcript": args.transcript,
-        }
-        if b.note:
-            log_nothing(config, b.note, {**meta, "host": b.host, "op": "prune" if prune else "judge"})
-            print(f"sjc: nothing to judge at boundary {b.index}: {b.note}", file=sys.stderr)
-            return 0
-        summary = b.summary
-        sources = b.sources()
-        extra = boundary_kwargs(b)
+        boundary = read_boundary(args.transcript, args.boundary)
+        meta = {"transcript": args.transcript}
     elif args.boundary is not None:
         raise InputError("--boundary needs --transcript")
-    if args.summary is not None or summary is None:
+    summary = None
+    if args.summary is not None or boundary is None:
         summary = inputs.read_text(args.summary or "-", "summary")
         meta.setdefault("source", args.summary if args.summary not in (None, "-") else "stdin")
-    if summary is None or not summary.strip():
-        raise InputError("the summary is empty")
-    sources += inputs.evidence_files(args.evidence)
+        if summary is None or not summary.strip():
+            raise InputError("the summary is empty")
+    sources = inputs.evidence_files(args.evidence)
     if args.evidence_jsonl:
         sources += inputs.evidence_jsonl(args.evidence_jsonl)
     previous = inputs.read_text(args.previous, "previous summary")
     task = inputs.read_text(args.task, "task")
-    kwargs = {**extra, "host": args.host, "threshold": args.threshold, "config": config, "meta": meta}
-    if previous is not None:
-        kwargs["previous_summary"] = previous
-    if task is not None:
-        kwargs["task"] = task
-    if prune:
-        r = prune_summary(summary, sources, **kwargs)  # type: ignore[arg-type]
+    common = {"host": args.host, "threshold": args.threshold, "config": config, "meta": meta}
+    if boundary is not None:
+        from sjc_mcp.pipeline import judge_boundary
+
+        r = judge_boundary(
+            boundary, prune=prune, summary=summary, evidence=sources, previous_summary=previous, task=task, **common
+        )
+        if r.note:
+            print(f"sjc: nothing to judge at boundary {boundary.index}: {r.note}", file=sys.stderr)
+            return 0
+    else:
+        fn = prune_summary if prune else judge_summary
+        assert summary is not None
+        r = fn(summary, sources, previous_summary=previous, task=task, **common)  # type: ignore[arg-type]
+    if isinstance(r, PruneResult):
         if args.json:
             out = {
                 "pruned_summary": r.pruned_summary,
@@ -107,7 +101,7 @@ def judge_or_prune(args: argparse.Namespace, prune: bool) -> int:
                 "chars_after": r.chars_after,
                 "threshold": r.threshold,
                 "mode": r.mode,
-                "judge": r.judge.model_dump(),
+                "judge": {"name": r.judge.name, "model": r.judge.model},
                 "errors": r.errors,
             }
             print(json.dumps(out, ensure_ascii=False, indent=2))
@@ -118,12 +112,11 @@ def judge_or_prune(args: argparse.Namespace, prune: bool) -> int:
         for line in removal_lines(r):
             print(f"sjc: {line}", file=sys.stderr)
     else:
-        r = judge_summary(summary, sources, **kwargs)  # type: ignore[arg-type]
         if args.json:
             out = {
                 "entries": [_entry_json(e) for e in r.entries],
                 "threshold": r.threshold,
-                "judge": r.judge.model_dump(),
+                "judge": {"name": r.judge.name, "model": r.judge.model},
                 "mode": r.mode,
                 "errors": r.errors,
             }

@@ -32,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from sjc_mcp import inputs
     from sjc_mcp.config import load_config
     from sjc_mcp.errors import InputError
+    from sjc_mcp.models import as_dict
     from sjc_mcp.tools import relevance
 
     if args.tools_command not in ("judge", "prune"):
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         print(
             json.dumps(
                 {
-                    "results": [v.model_dump() for v in r.results],
+                    "results": [as_dict(v) for v in r.results],
                     "chars_before": r.chars_before,
                     "chars_after": r.chars_after,
                     "tokens_before": r.tokens_before,
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     elif args.tools_command == "prune":
-        print(json.dumps([m.model_dump(exclude_none=True) for m in r.messages], indent=1, ensure_ascii=False))
+        print(json.dumps([as_dict(m, exclude_none=True) for m in r.messages], indent=1, ensure_ascii=False))
     else:
         for v in r.results:
             score = "-" if v.score is None else f"{v.score:.2f}"

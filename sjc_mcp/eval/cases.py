@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
-
+from sjc_mcp import validate
 from sjc_mcp.errors import InputError
 from sjc_mcp.hosts import read_boundary
 from sjc_mcp.hosts.base import Boundary, Item
 from sjc_mcp.models import Entry, ParsedSummary
 
 
-class Label(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class Label:
     entry: str
     section: str
     supported: bool
@@ -29,13 +30,15 @@ class Label(BaseModel):
     occurrence: int = 1
 
 
-class Case(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class Case:
     id: str
     host: str
-    origin: str = "synthetic"
     path: str
     boundary: Boundary
-    labels: list[Label] = Field(default_factory=list)
+    origin: str = "synthetic"
+    project: str | None = None  # the project or repository the session comes from
+    labels: list[Label] = field(default_factory=list)
 
 
 def _items(raw: list[dict[str, Any]]) -> list[Item]:
@@ -95,7 +98,8 @@ def load_case(path: str | Path) -> Case:
         origin=raw.get("origin", "synthetic"),
         path=str(p),
         boundary=boundary,
-        labels=[Label.model_validate(lab) for lab in raw["labels"]],
+        project=raw.get("project"),
+        labels=[validate.convert(lab, Label, where=f"{p}: label {i}") for i, lab in enumerate(raw["labels"])],
     )
 
 

@@ -79,7 +79,7 @@ def evaluate(
     from sjc_mcp.judges import make_judge
 
     if policy == "paper":
-        config = config.model_copy(update={"sources": [s for s in config.sources if s != "user_message"]})
+        config = config.replace(sources=[s for s in config.sources if s != "user_message"])
     cases = [load_case(p) for p in case_paths(paths)]
     judge = judge or make_judge(config)
     bar = _Progress(len(cases), progress)
@@ -331,7 +331,7 @@ def calibrate(paths: Sequence[str], config: Config, policy: str = "sjc") -> dict
     from sjc_mcp.judges.lexical import fit_weights
 
     if policy == "paper":
-        config = config.model_copy(update={"sources": [s for s in config.sources if s != "user_message"]})
+        config = config.replace(sources=[s for s in config.sources if s != "user_message"])
     rows: list[tuple[list[float], bool]] = []
     ids = []
     for p in case_paths(paths):

@@ -10,6 +10,7 @@ pruned by ``relevance.run`` exactly as the product runs it (supersession, releva
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,7 +28,7 @@ def _mode_config(config: Config, mode: str, truncate_below: float | None = None)
         update.update(drop_below=0.0, truncate_below=0.0)
     elif truncate_below is not None:
         update.update(truncate_below=truncate_below)
-    return config.model_copy(update={"mode": "enforce", "tools": tools.model_copy(update=update)})
+    return config.replace(mode="enforce", tools=dataclasses.replace(tools, **update))
 
 
 def _tool_tokens(items: Sequence[Item]) -> int:

@@ -60,7 +60,7 @@ def _log_fault(config: Any, host: str, payload: dict[str, Any], status: str, mes
     if config is None:
         from sjc_mcp.config import Config
 
-        config = Config.model_construct()
+        config = Config()
     meta = {
         "op": "hook",
         "surface": "hook",

@@ -137,14 +137,13 @@ class HookBase:
     def _judge(self, boundary: Any, summary: str, extra_user: str | None = None) -> dict[str, Any]:
         from sjc_mcp.hook.state import summary_key
         from sjc_mcp.models import Source
-        from sjc_mcp.pipeline import boundary_kwargs, prune_summary
+        from sjc_mcp.pipeline import judge_boundary, prune_summary
 
-        sources = boundary.sources() if boundary is not None else []
-        if extra_user:
-            sources.append(Source(kind="user_message", content=extra_user))
-        kwargs = boundary_kwargs(boundary) if boundary is not None else {}
-        meta = self.meta(boundary=getattr(boundary, "index", None), boundary_id=getattr(boundary, "boundary_id", None))
-        r = prune_summary(summary, sources, config=self.config, meta=meta, **kwargs)
+        extra = [Source(kind="user_message", content=extra_user)] if extra_user else []
+        if boundary is not None:
+            r = judge_boundary(boundary, summary=summary, evidence=extra, config=self.config, meta=self.meta())
+        else:
+            r = prune_summary(summary, extra, config=self.config, meta=self.meta(boundary=None, boundary_id=None))
         pruned = [{"section": e.section, "text": e.text} for e in r.entries if e.decision == "prune"]
         incomplete = bool(getattr(r, "incomplete_span", False))
         for warning in getattr(r, "warnings", None) or []:

@@ -10,13 +10,12 @@ mid-session when the first record's parent is not in the file).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sjc_mcp._plain import field, plain
 
-
-@plain
+@dataclass(slots=True)
 class Rec:
     offset: int
     parent: str | None
@@ -28,7 +27,7 @@ class Rec:
     msg: str | None = None  # an assistant record's API message id: one model turn's blocks share it
 
 
-@plain
+@dataclass(slots=True)
 class Index:
     recs: dict[str, Rec] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)  # uuids in file order
@@ -131,7 +130,7 @@ def before(idx: Index, uuid: str) -> str | None:
     return idx.order[i] if i >= 0 else None
 
 
-@plain
+@dataclass(slots=True)
 class Walk:
     uuids: list[str]  # the span's records on the chain, oldest first
     previous: str | None  # the summary record that opened the span (the previous compaction's), if any

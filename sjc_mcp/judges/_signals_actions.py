@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 
-from sjc_mcp._plain import field, plain
 from sjc_mcp.judges._signals_text import anchors, found, words
 from sjc_mcp.models import Source
 
@@ -97,7 +97,7 @@ _PLAN_FILE = re.compile(r"/\.claude/plans/|(?:^|/)(?:plan|todo|tasks?)[\w-]*\.md
 _CREATED = re.compile(r"\b(?:created|new file)\b", re.IGNORECASE)
 
 
-@plain
+@dataclass(slots=True)
 class Call:
     """One tool call with its result: what it was, whether it succeeded, where it sits."""
 
@@ -217,7 +217,7 @@ def calls(sources: list[Source]) -> list[Call]:
     return out
 
 
-@plain
+@dataclass(slots=True)
 class Backing:
     """How far the span's successful calls back an entry's claim of completed actions."""
 

@@ -4,7 +4,8 @@ own words, a contradicted value), with the nearest evidence labelled as not supp
 
 from __future__ import annotations
 
-from sjc_mcp._plain import plain
+from dataclasses import dataclass
+
 from sjc_mcp.judges._signals_actions import Call, call_input, describe_input
 from sjc_mcp.models import Chunk, Source
 
@@ -51,7 +52,7 @@ def quoted(text: str | None, n: int = 160) -> str:
     return f'"{_short(text or "", n)}"'
 
 
-@plain
+@dataclass(slots=True)
 class Finding:
     """What the signals found for one entry, enough to say why it was scored as it was."""
 

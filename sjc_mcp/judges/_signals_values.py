@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from sjc_mcp._plain import plain
 from sjc_mcp.judges._signals_actions import Call
 from sjc_mcp.judges._signals_text import CODE, NUM, anchors, found, norm_num, words
 from sjc_mcp.text import STOPWORDS
@@ -45,7 +45,7 @@ _PLURAL = re.compile(
 )  # a pathological entry with thousands of numbers is checked on its first few
 
 
-@plain
+@dataclass(slots=True)
 class Conflict:
     """The entry says ``said`` where the evidence says ``found``, on ``line``."""
 
@@ -55,7 +55,7 @@ class Conflict:
     text: int = -1  # which of the evidence texts holds the line
 
 
-@plain
+@dataclass(slots=True)
 class Probe:
     """One value the entry states, as a pattern with the value left open."""
 

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from typing import Any
 
-from sjc_mcp._plain import plain
 from sjc_mcp.judges._signals_entry import FEATURES, Span, signals
 from sjc_mcp.judges._signals_reason import Finding, reason
 from sjc_mcp.judges._signals_text import anchors, found
@@ -52,7 +52,7 @@ _FALLBACK = {
 }
 
 
-@plain
+@dataclass(slots=True)
 class Model:
     bias: float
     weights: dict[str, float]
@@ -69,7 +69,7 @@ class Model:
         return cls(float(data["bias"]), {k: float(v) for k, v in data["weights"].items()})
 
 
-@plain
+@dataclass(slots=True)
 class Weights:
     """Two logistic models: one for forward-looking sections (plans, next steps, decisions, task state),
     where invented entries live and wording carries the signal, and one for every other section."""

@@ -2,8 +2,7 @@
 
 Per entry one yes/no question with ``logprobs``: the score is p(yes) = P(yes) / (P(yes) + P(no)) over
 the first token's top alternatives; requests run concurrently up to ``concurrency``. A server that
-returns no logprobs gets one request asking for a JSON object of probabilities for all entries,
-validated with pydantic.
+returns no logprobs gets one request asking for a JSON object of probabilities for all entries.
 """
 
 from __future__ import annotations
@@ -13,8 +12,8 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from pydantic import RootModel
-
+from sjc_mcp import validate
+from sjc_mcp.errors import JudgeError
 from sjc_mcp.judges import _remote
 from sjc_mcp.models import JudgeOutput, JudgeRequest
 
@@ -23,15 +22,11 @@ YES = {"yes", "true"}
 NO = {"no", "false"}
 
 
-class Probabilities(RootModel[dict[str, float]]):
-    pass
-
-
 def read_probabilities(s: _remote.Session, who: str, text: str, keys: dict[str, int]) -> None:
     """Scores from a reply that should be one JSON object of probabilities keyed like ``keys``."""
     try:
-        probs = Probabilities.model_validate(parse_json_object(text)).root
-    except ValueError as exc:  # bad JSON, or pydantic's ValidationError (a ValueError)
+        probs = validate.convert(parse_json_object(text), dict[str, float], error=JudgeError)
+    except (ValueError, JudgeError) as exc:  # not JSON, or not an object of numbers
         s.errors.append(f"{who}: no usable JSON object in the reply: {str(exc)[:160]}")
         return
     for key, i in keys.items():

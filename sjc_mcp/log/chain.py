@@ -271,13 +271,18 @@ def read(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any] | N
 
 
 def _fast_loads() -> Any:
-    """``pydantic_core.from_json`` (Rust, about twice as fast on a large log; pydantic is a dependency
-    already), else ``json.loads``."""
-    try:
-        from pydantic_core import from_json
-    except ImportError:  # pragma: no cover
-        return json.loads
-    return from_json
+    """``msgspec.json.decode`` (C, several times faster than ``json.loads`` on a large log)."""
+    import msgspec
+
+    decode = msgspec.json.decode
+
+    def loads(raw: str) -> Any:
+        try:
+            return decode(raw)
+        except msgspec.DecodeError as exc:  # a ValueError, as json.loads raises
+            raise ValueError(str(exc)) from None
+
+    return loads
 
 
 class Timer(contextlib.AbstractContextManager["Timer"]):

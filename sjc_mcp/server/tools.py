@@ -140,7 +140,7 @@ _READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHi
 def _common(r: pipeline.JudgeResult) -> dict[str, Any]:
     return {
         "threshold": r.threshold,
-        "judge": r.judge.model_dump(),
+        "judge": {"name": r.judge.name, "model": r.judge.model},
         "mode": r.mode,
         "errors": r.errors,
         "warnings": r.warnings,
@@ -151,7 +151,7 @@ def _common(r: pipeline.JudgeResult) -> dict[str, Any]:
 
 
 def _entries(result: pipeline.JudgeResult) -> list[EntryOut]:
-    return [EntryOut(**e.model_dump(include=set(EntryOut.model_fields))) for e in result.entries]
+    return [EntryOut(**{k: getattr(e, k) for k in EntryOut.model_fields}) for e in result.entries]
 
 
 def _local_user() -> str:
@@ -197,7 +197,7 @@ def create_server(
         """The configuration for one call: the user's own decision log under ``log_dir``."""
         base = cfg()
         if log_dir and user:
-            return base.model_copy(update={"decision_log": os.path.join(log_dir, f"{user}.jsonl")})
+            return base.replace(decision_log=os.path.join(log_dir, f"{user}.jsonl"))
         return base
 
     def call_meta(user: str | None) -> dict[str, Any]:
@@ -209,49 +209,39 @@ def create_server(
         from sjc_mcp.server.roots import check_allowed
 
         config = cfg()
-        if remote and "allowed_roots" not in config.model_fields_set:
+        if remote and "allowed_roots" not in config.explicit:
             raise SJCError(
                 "transcript_path reads files on the server's machine, not the caller's: over HTTP it needs "
                 "allowed_roots set in the server's config file; send the summary and evidence instead"
             )
         b = read_boundary(check_allowed(transcript_path, config), boundary)
-        meta = {
-            **call_meta(user),
-            "session": b.session_id,
-            "boundary": b.index,
-            "boundary_id": b.boundary_id,
-            "transcript": transcript_path,
-        }
-        return b, meta
+        return b, {**call_meta(user), "transcript": transcript_path}
 
     def run(op: str, args: dict[str, Any]) -> pipeline.JudgeResult:
-        fn = pipeline.prune_summary if op == "prune" else pipeline.judge_summary
         try:
             user = user_of(args["ctx"])
             summary: str | None = args["summary"]
-            sources: list[Any] = list(args["evidence"])
-            kwargs: dict[str, Any] = {"previous_summary": args["previous_summary"], "task": args["task"]}
-            meta: dict[str, Any] = call_meta(user)
+            common: dict[str, Any] = {
+                "previous_summary": args["previous_summary"],
+                "task": args["task"],
+                "host": args["host"],
+                "threshold": args["threshold"],
+                "config": call_config(user),
+            }
             if args["transcript_path"]:
                 b, meta = read_allowed(args["transcript_path"], args["boundary"], user)
-                if b.note:
-                    raise SJCError(f"nothing to judge at boundary {b.index}: {b.note}")
-                summary = summary or b.summary
-                sources = b.sources() + sources
-                kwargs = {**pipeline.boundary_kwargs(b), **{k: v for k, v in kwargs.items() if v is not None}}
-            elif args["boundary"] is not None:
+                r = pipeline.judge_boundary(
+                    b, prune=op == "prune", summary=summary, evidence=args["evidence"], meta=meta, **common
+                )
+                if r.note:
+                    raise SJCError(f"nothing to judge at boundary {b.index}: {r.note}")
+                return r
+            if args["boundary"] is not None:
                 raise SJCError("boundary needs transcript_path")
             if not summary:
                 raise SJCError("give a summary, or a transcript_path to take it from")
-            return fn(
-                summary,
-                sources,
-                host=args["host"],
-                threshold=args["threshold"],
-                config=call_config(user),
-                meta=meta,
-                **kwargs,
-            )
+            fn = pipeline.prune_summary if op == "prune" else pipeline.judge_summary
+            return fn(summary, list(args["evidence"]), meta=call_meta(user), **common)
         except SJCError as exc:
             raise ToolError(str(exc)) from None
 
@@ -325,7 +315,7 @@ def create_server(
 
     def tools_out(r: Any) -> dict[str, Any]:
         return {
-            "results": [ToolResultOut(**v.model_dump(include=set(ToolResultOut.model_fields))) for v in r.results],
+            "results": [ToolResultOut(**{k: getattr(v, k) for k in ToolResultOut.model_fields}) for v in r.results],
             "chars_before": r.chars_before,
             "chars_after": r.chars_after,
             "status": r.status,
@@ -357,7 +347,8 @@ def create_server(
         (the call stays, the result is cut to its head with a note); everything else unchanged."""
         r = run_tools("prune", messages, transcript_path, boundary, task, ctx)
         msgs = [
-            MessageIn(**m.model_dump(include={"role", "content", "name", "call_id", "is_error"})) for m in r.messages
+            MessageIn(role=m.role, content=m.content, name=m.name, call_id=m.call_id, is_error=m.is_error)
+            for m in r.messages
         ]
         return ToolsPruneOut(**tools_out(r), messages=msgs)
 

@@ -42,7 +42,7 @@ def show(config_path: str | None) -> str:
     from sjc_mcp.config import load_config
 
     config = load_config(config_path)
-    data = config.model_dump(mode="json")
+    data = config.settings()
     data["kill_switch"] = str(config.kill_switch_path)
     data["decision_log"] = str(config.decision_log_path)
     return json.dumps({"file": config.path, "disabled": config.disabled(), "config": data}, indent=2)

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from sjc_mcp._plain import plain
 from sjc_mcp.models import Entry, ParsedSummary, Section
 from sjc_mcp.summary._headings import Headings, clean_title
 from sjc_mcp.text import BULLET_RE, strip_marker
@@ -41,7 +41,7 @@ def markdown_heading(line: str) -> str | None:
 __all__ = ["BULLET_RE", "Builder", "clean_title", "lines_of", "markdown_heading", "strip_marker"]
 
 
-@plain
+@dataclass(slots=True)
 class Line:
     start: int
     end: int

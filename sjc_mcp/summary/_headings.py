@@ -20,8 +20,8 @@ Names are compared without case, markup, a trailing parenthesis ("Pending Tasks 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from sjc_mcp._plain import plain
 from sjc_mcp.text import BULLET_RE
 
 _MD = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$")
@@ -50,7 +50,7 @@ def norm(title: str) -> str:
     return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words)
 
 
-@plain
+@dataclass(slots=True)
 class Candidate:
     title: str
     kind: str  # "md" | "bold" | "italic" | "plain"

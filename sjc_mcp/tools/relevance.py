@@ -15,18 +15,18 @@ What the judge is asked is built in ``tool_request.py``; how a result is cut, in
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, PrivateAttr
-
 from sjc_mcp.config import Config
-from sjc_mcp.hosts.base import Item
 from sjc_mcp.log import chain as decision_log
+from sjc_mcp.models import Item, as_dict
 from sjc_mcp.text import estimate_tokens
 from sjc_mcp.tools.request import (
     RelevanceRequest,
@@ -61,39 +61,37 @@ __all__ = [
 ToolDecision = Literal["keep", "truncate", "drop", "supersede"]
 
 
-class ToolVerdict(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class ToolVerdict:
     id: int
-    index: int = Field(description="position of the result in the messages")
-    call_index: int | None = Field(None, description="position of the call it answers")
+    index: int  # position of the result in the messages
     tool: str | None
     score: float | None
     decision: ToolDecision
     chars_before: int
     chars_after: int
-    superseded_by: int | None = Field(None, description="position of the later output that supersedes this one")
-    note: str | None = Field(None, description="for a superseded result: the line naming what supersedes it")
+    call_index: int | None = None  # position of the call it answers
+    superseded_by: int | None = None  # position of the later output that supersedes this one
+    note: str | None = None  # for a superseded result: the line naming what supersedes it
 
 
-class ToolsResult(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class ToolsResult:
     results: list[ToolVerdict]
     messages: list[Item]
     chars_before: int
     chars_after: int
     tokens_before: int
     tokens_after: int
-    tokens_estimated: bool = True
     judge: dict[str, str]
     mode: str
     status: str
-    errors: list[str] = Field(default_factory=list)
+    tokens_estimated: bool = True
+    errors: list[str] = field(default_factory=list)
     superseded: int = 0
-    chars_superseded: int = Field(0, description="tool-result characters the stubs replaced")
-    _replacements: dict[int, str] = PrivateAttr(default_factory=dict)  # message index -> superseded result's text
-
-    @property
-    def replacements(self) -> dict[int, str]:
-        """What replaces each superseded result, by its position in the messages."""
-        return self._replacements
+    chars_superseded: int = 0  # tool-result characters the stubs replaced
+    # what replaces each superseded result, by its position in the messages (not part of the answer)
+    replacements: dict[int, str] = field(default_factory=dict, repr=False)
 
 
 def decide(scores: dict[int, float | None], config: Config) -> dict[int, ToolDecision]:
@@ -164,7 +162,7 @@ def apply(
     for i, it in enumerate(items):
         if i in drop:
             continue
-        out.append(it.model_copy(update={"content": cut[i]}) if i in cut else it)
+        out.append(dataclasses.replace(it, content=cut[i]) if i in cut else it)
     return out
 
 
@@ -280,7 +278,7 @@ def run(
         chars_superseded=sum(v.chars_before - v.chars_after for v in verdicts if v.decision == "supersede"),
     )
     cut = ("supersede", "truncate")  # after the floor every decision is "keep": nothing is replaced
-    result._replacements = {r.index: texts[r.id] for r in request.results if decisions[r.id] in cut}
+    result.replacements = {r.index: texts[r.id] for r in request.results if decisions[r.id] in cut}
     if log:
         record = {
             "v": 1,
@@ -290,7 +288,7 @@ def run(
             "config_hash": config.digest(),
             "mode": config.mode,
             "status": status,
-            "results": [v.model_dump(exclude={"index", "call_index"}, exclude_none=True) for v in verdicts],
+            "results": [as_dict(v, exclude=frozenset({"index", "call_index"}), exclude_none=True) for v in verdicts],
             "chars_before": before,
             "chars_after": result.chars_after,
             "chars_after_enforced": after,

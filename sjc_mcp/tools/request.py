@@ -9,13 +9,12 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from sjc_mcp.config import Config
 from sjc_mcp.hosts.base import Item
 
 
-class ToolResult(BaseModel):
+@dataclasses.dataclass(slots=True, kw_only=True)
+class ToolResult:
     """One candidate: a tool output (and the call it answers) at ``index`` in the messages."""
 
     id: int
@@ -25,16 +24,16 @@ class ToolResult(BaseModel):
     call: str | None
     text: str
     is_error: bool = False
-    later_from: int = Field(0, description="where in the request's ``later`` the messages after this result begin")
+    later_from: int = 0  # where in the request's ``later`` the messages after this result begin
 
 
-class RelevanceRequest(BaseModel):
+@dataclasses.dataclass(slots=True, kw_only=True)
+class RelevanceRequest:
     task: str | None
-    recent: list[str] = Field(default_factory=list, description="the most recent turns, oldest first")
     results: list[ToolResult]
-    later: list[str] = Field(
-        default_factory=list, description="what the user and the agent said and called, in order (see later_from)"
-    )
+    recent: list[str] = dataclasses.field(default_factory=list)  # the most recent turns, oldest first
+    # what the user and the agent said and called, in order (see ``later_from``)
+    later: list[str] = dataclasses.field(default_factory=list)
 
 
 def turn_starts(items: Sequence[Item]) -> list[int]:
@@ -98,10 +97,9 @@ def remaining(full: RelevanceRequest, keep: list[int], sup: dict[int, Any], conf
     """The request for the results at positions ``keep``, a partly superseded one judged on what remains of it."""
     cut = config.tools.judge_chars
     results = [
-        r.model_copy(update={"text": sup[r.id].text[:cut]}) if r.id in sup else r
-        for r in (full.results[n] for n in keep)
+        dataclasses.replace(r, text=sup[r.id].text[:cut]) if r.id in sup else r for r in (full.results[n] for n in keep)
     ]
-    return full.model_copy(update={"results": results})
+    return dataclasses.replace(full, results=results)
 
 
 def redacted_request(
@@ -110,7 +108,7 @@ def redacted_request(
     """``request`` rebuilt from redacted copies of the messages (the messages themselves stay as they are)."""
     from sjc_mcp.redact import redacted
 
-    red = build_request([it.model_copy(update={"content": redacted(it.content)}) for it in items], config, task)
+    red = build_request([dataclasses.replace(it, content=redacted(it.content)) for it in items], config, task)
     ids = {r.id for r in request.results}
     keep = [n for n, r in enumerate(red.results) if r.id in ids]
     red_sup = {rid: dataclasses.replace(s, text=redacted(s.text)) for rid, s in sup.items()}

@@ -14,7 +14,7 @@ import pytest
 
 from sjc_mcp.log import chain as decision_log
 from tests.conftest import FIXTURES, sjc_exe
-from tests.test_hosts import cc_record, small_cc
+from tests.hosts.test_hosts import cc_record, small_cc
 
 CC_FIXTURES = sorted((FIXTURES / "claude-code").glob("*.jsonl")) if (FIXTURES / "claude-code").is_dir() else []
 

@@ -24,7 +24,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.conftest import sjc_exe
 from tests.e2e.hostcli import free_port, wait_port
-from tests.test_server import CODEX_CALL, CODEX_OPENING, EX, _evidence
+from tests.server.test_server import CODEX_CALL, CODEX_OPENING, EX, _evidence
 
 TOKEN = "team-token-0123456789abcdef"
 SUMMARY = "- the build passed: 48 passed\n- publish version 2.0 next"
@@ -321,7 +321,7 @@ def test_http_on_loopback_without_a_token_serves(tmp_path):
 def test_http_transcript_path_needs_roots_from_the_config(tmp_path):
     """Over HTTP the default allowed_roots (the server user's own transcript folders, and its working
     folder) do not apply: transcript_path reads only under roots the config file names."""
-    from tests.test_hosts import small_cc
+    from tests.hosts.test_hosts import small_cc
 
     inside = tmp_path / "projects"
     inside.mkdir()

@@ -10,7 +10,7 @@ import pytest
 
 from sjc_mcp import prune_summary
 from sjc_mcp.config import Config
-from tests.test_remote_judges import example
+from tests.judges.test_remote_judges import example
 
 
 class DripServer:
@@ -72,7 +72,7 @@ def test_a_dripping_judge_server_ends_at_the_deadline_with_entries_kept_unjudged
         "total_timeout_s": 2,
         "max_retries": 1,
     }
-    config = Config(
+    config = Config.of(
         judge=judge, decision_log=str(tmp_path / "log.jsonl"), kill_switch=str(tmp_path / "off"), **{judge: table}
     )
     summary, evidence = example()
@@ -93,7 +93,7 @@ def test_a_proxy_judgment_past_its_budget_logs_nothing_later(tmp_path):
     import anthropic
 
     from tests.fake_upstream import FakeUpstream
-    from tests.test_proxy import CC_SUMMARY, Proxy, anthropic_history
+    from tests.proxy.test_proxy import CC_SUMMARY, Proxy, anthropic_history
 
     upstream = FakeUpstream()
     proxy = Proxy(upstream.url, tmp_path / "home", "[proxy]\njudge_budget_s = 0.000001\n")

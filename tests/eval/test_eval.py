@@ -75,7 +75,7 @@ def test_judge_marks_contradictions_with_the_conflicting_quote(tmp_path):
     r = judge_summary(
         summary,
         ["$ pytest -q\n....\n4 failed, 287 passed, 3 skipped in 31.06s"],
-        config=Config(decision_log=str(tmp_path / "l.jsonl")),
+        config=Config.of(decision_log=str(tmp_path / "l.jsonl")),
     )
     e = r.entries[0]
     assert e.contradicted and "4 failed" in e.quote and e.score < 0.45
@@ -166,7 +166,7 @@ def test_calibrated_weights_file_is_used_from_config(tmp_path):
     run("calibrate", str(DEV / "syn-dev-01.json"), str(DEV / "syn-dev-02.json"), "-o", str(out))
     from sjc_mcp.judges import make_judge
 
-    judge = make_judge(Config(lexical={"weights": str(out)}))
+    judge = make_judge(Config.of(lexical={"weights": str(out)}))
     assert isinstance(judge, LexicalJudge)
     assert judge.weights.other.weights == json.loads(out.read_text())["other"]["weights"]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import random
 import time
@@ -154,7 +155,7 @@ def test_a_judge_at_a_localhost_subdomain_needs_the_remote_opt_in():
     from sjc_mcp.judges import make_judge
 
     with pytest.raises(ConfigError, match="allow_remote"):
-        make_judge(Config(judge="openai", openai={"base_url": "http://judge.localhost/v1"}))
+        make_judge(Config.of(judge="openai", openai={"base_url": "http://judge.localhost/v1"}))
 
 
 @pytest.mark.parametrize("kind", ["chat", "messages", "systemone"])
@@ -164,7 +165,7 @@ def test_no_planted_secret_reaches_a_loopback_judge(kind, tmp_path, monkeypatch)
     from sjc_mcp import prune_summary
     from sjc_mcp.config import Config
     from tests.fakes import FakeAPI
-    from tests.test_remote_judges import example
+    from tests.judges.test_remote_judges import example
 
     judge = {"chat": "openai", "messages": "anthropic", "systemone": "jev"}[kind]
     api = FakeAPI(kind)
@@ -173,7 +174,7 @@ def test_no_planted_secret_reaches_a_loopback_judge(kind, tmp_path, monkeypatch)
         planted = "\n".join(text for _, text, _ in PLANTED)
         evidence.append({"kind": "tool_output", "name": "Bash", "content": f"$ cat secrets.txt\n{planted}\n"})
         evidence.append({"kind": "tool_output", "name": "Read", "content": GCP, "call": "Read: service-account.json"})
-        config = Config(
+        config = Config.of(
             judge=judge,
             decision_log=str(tmp_path / "log.jsonl"),
             kill_switch=str(tmp_path / "off"),
@@ -212,13 +213,13 @@ def test_no_planted_secret_reaches_a_loopback_relevance_judge(tmp_path):
                 Item(role="tool_output", call_id=f"c{n}", content="x" * 2500 + "\n" + text),  # past judge_chars
             ]
         items.append(Item(role="user", content="done?"))
-        config = Config(
+        config = Config.of(
             judge="openai",
             decision_log=str(tmp_path / "log.jsonl"),
             kill_switch=str(tmp_path / "off"),
             openai={"base_url": api.url, "max_retries": 0, "total_timeout_s": 20},
         )
-        config = config.model_copy(update={"tools": config.tools.model_copy(update={"judge_chars": 100_000})})
+        config = config.replace(tools=dataclasses.replace(config.tools, judge_chars=100_000))
         r = relevance.judge_tool_results(items, config=config)
         bodies = json.dumps([q["body"] for q in api.requests])
         assert api.requests and r.results
@@ -270,7 +271,7 @@ def test_the_decision_log_keeps_no_secret_of_an_entry_or_its_quote(tmp_path):
     summary = f"## Current Work\n- Configured the remote with token {token}\n- Publish version 2.0\n"
     evidence = [f"$ git remote set-url origin https://x:{token}@github.com/acme/app.git\nok"]
     log = tmp_path / "log.jsonl"
-    prune_summary(summary, evidence, config=Config(decision_log=str(log), kill_switch=str(tmp_path / "off")))
+    prune_summary(summary, evidence, config=Config.of(decision_log=str(log), kill_switch=str(tmp_path / "off")))
     text = log.read_text()
     assert token not in text and "REDACTED" in text
     assert stat.S_IMODE(log.stat().st_mode) == 0o600

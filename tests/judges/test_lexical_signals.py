@@ -5,6 +5,7 @@ carries, through the library, the CLI and the decision log."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -71,7 +72,9 @@ def edit(path: str, old: str, new: str) -> Source:
 def judge_one(section: str, entry: str, sources: list[Source], tmp_path, prose: tuple[str, ...] = ()):
     """The judged entry of a one-entry summary (its decision is the guard's: judge by the score)."""
     summary = f"## {section}\n- {entry}\n"
-    r = judge_summary(summary, sources, config=Config(decision_log=str(tmp_path / "log.jsonl")), assistant_prose=prose)
+    r = judge_summary(
+        summary, sources, config=Config.of(decision_log=str(tmp_path / "log.jsonl")), assistant_prose=prose
+    )
     return r.entries[0]
 
 
@@ -215,12 +218,12 @@ def test_the_same_value_is_not_contradicted(tmp_path):
 def _without_users(request: JudgeRequest) -> JudgeRequest:
     keep = [c for c in request.evidence if c.origin.kind != "user_message"]
     ids = {c.id for c in keep}
-    entries = [e.model_copy(update={"evidence": [i for i in e.evidence if i in ids]}) for e in request.entries]
+    entries = [dataclasses.replace(e, evidence=[i for i in e.evidence if i in ids]) for e in request.entries]
     sources = [
-        s if s.kind != "user_message" else s.model_copy(update={"kind": "tool_output", "content": ""})
+        s if s.kind != "user_message" else dataclasses.replace(s, kind="tool_output", content="")
         for s in request.sources
     ]
-    return request.model_copy(update={"evidence": keep, "entries": entries, "sources": sources})
+    return dataclasses.replace(request, evidence=keep, entries=entries, sources=sources)
 
 
 @pytest.mark.parametrize(

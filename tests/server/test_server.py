@@ -101,7 +101,7 @@ def test_kill_switch_through_the_server(tmp_path):
 
 
 def test_transcript_under_allowed_roots_and_refused_outside(tmp_path):
-    from tests.test_hosts import small_cc
+    from tests.hosts.test_hosts import small_cc
 
     inside = tmp_path / "projects"
     inside.mkdir()

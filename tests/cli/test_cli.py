@@ -117,7 +117,7 @@ def test_help_and_version():
 
 
 def test_transcript_and_boundary(tmp_path):
-    from tests.test_hosts import small_cc
+    from tests.hosts.test_hosts import small_cc
 
     path = small_cc(tmp_path)
     env = {"SJC_DECISION_LOG": str(tmp_path / "l.jsonl")}

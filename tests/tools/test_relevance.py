@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -12,7 +13,7 @@ import pytest
 from sjc_mcp.config import Config
 from sjc_mcp.hosts.base import Item
 from sjc_mcp.log import chain as decision_log
-from sjc_mcp.models import JudgeOutput, Judgment
+from sjc_mcp.models import JudgeOutput, Judgment, as_dict
 from sjc_mcp.tools import relevance
 from tests.conftest import FIXTURES, sjc_exe
 
@@ -50,7 +51,7 @@ class Fixed:
 def cfg(tmp_path, **tools):
     base = {"keep_recent_turns": 2, "min_reduction": 0.0, "drop_below": 0.2, "truncate_below": 0.45}
     base.update(tools)
-    return Config(decision_log=str(tmp_path / "l.jsonl"), kill_switch=str(tmp_path / "off"), tools=base)
+    return Config.of(decision_log=str(tmp_path / "l.jsonl"), kill_switch=str(tmp_path / "off"), tools=base)
 
 
 def test_candidates_leave_the_recent_turns_and_need_a_call():
@@ -100,9 +101,7 @@ def test_under_the_floor_nothing_changes(tmp_path):
 def test_shadow_and_kill_switch(tmp_path):
     items = history()
     judge = Fixed(lambda x: 0.05 + x.id / 100)
-    shadow = relevance.prune_tool_results(
-        items, config=cfg(tmp_path).model_copy(update={"mode": "shadow"}), judge=judge
-    )
+    shadow = relevance.prune_tool_results(items, config=cfg(tmp_path).replace(mode="shadow"), judge=judge)
     assert shadow.messages == items and any(v.decision == "drop" for v in shadow.results)
     (tmp_path / "off").touch()
     off = relevance.prune_tool_results(items, config=cfg(tmp_path), judge=judge)
@@ -122,7 +121,7 @@ def test_offline_judge_prefers_the_related_and_the_latest():
     ]
     from sjc_mcp.judges.lexical import LexicalJudge
 
-    req = relevance.build_request(items, Config(tools={"keep_recent_turns": 0}))
+    req = relevance.build_request(items, Config.of(tools={"keep_recent_turns": 0}))
     s = {j.entry_id: j.score for j in LexicalJudge().relevance(req).judgments}
     assert s[2] > s[1]  # related to the task beats unrelated
     assert s[2] > s[0]  # the later read of the same file supersedes the first
@@ -141,7 +140,7 @@ def run(*args, home, stdin=None):
 
 def test_cli_tools(tmp_path):
     msgs = tmp_path / "m.json"
-    msgs.write_text(json.dumps([m.model_dump() for m in history()]))
+    msgs.write_text(json.dumps([as_dict(m) for m in history()]))
     r = run("tools", "prune", "--messages", str(msgs), "--json", home=tmp_path)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
@@ -149,7 +148,7 @@ def test_cli_tools(tmp_path):
     assert set(out["results"][0]) >= {"id", "tool", "score", "decision", "chars_before", "chars_after"}
     plain = run("tools", "prune", "--messages", str(msgs), home=tmp_path)
     assert isinstance(json.loads(plain.stdout), list)
-    from tests.test_hosts import small_cc
+    from tests.hosts.test_hosts import small_cc
 
     j = run("tools", "judge", "--transcript", str(small_cc(tmp_path)), "--boundary", "0", home=tmp_path)
     assert j.returncode == 0
@@ -165,7 +164,7 @@ def test_mcp_tools(tmp_path):
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     params = StdioServerParameters(command=sjc_exe("sjc-mcp"), args=[], env=dict(os.environ, HOME=str(tmp_path)))
-    messages = [m.model_dump(exclude_none=True) for m in history()]
+    messages = [as_dict(m, exclude_none=True) for m in history()]
 
     async def go():
         async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
@@ -193,8 +192,8 @@ def fake_systemone():
 
 
 def test_jev_relevance_one_request(fake_systemone, tmp_path):
-    c = cfg(tmp_path).model_copy(update={"judge": "jev"})
-    c.jev = c.jev.model_copy(update={"base_url": fake_systemone.url})
+    c = cfg(tmp_path).replace(judge="jev")
+    c.jev = dataclasses.replace(c.jev, base_url=fake_systemone.url)
     r = relevance.judge_tool_results(history(), config=c)
     assert len(fake_systemone.requests) == 1
     q = fake_systemone.requests[0]["body"]["questions"]
@@ -253,7 +252,7 @@ def test_offline_relevance_is_led_by_age_and_lifted_by_task_and_later_use():
             Item(role="tool_call", name="Bash", call_id=f"c{i}", content=json.dumps({"command": f"step {i}"})),
             Item(role="tool_output", call_id=f"c{i}", content=text),
         ]
-    req = relevance.build_request(items, Config(tools={"keep_recent_turns": 0}))
+    req = relevance.build_request(items, Config.of(tools={"keep_recent_turns": 0}))
     f = lexical_relevance.features(req)
     assert [round(x["age"], 2) for x in f][:3] == [0.0, 0.05, 0.1] and f[-1]["age"] == 1.0
     s = {j.entry_id: j.score for j in lexical_relevance.relevance(req).judgments}
@@ -265,13 +264,11 @@ def test_offline_relevance_is_led_by_age_and_lifted_by_task_and_later_use():
 
 def test_default_thresholds_truncate_the_oldest_and_never_drop(tmp_path):
     items = history()
-    config = Config(decision_log=str(tmp_path / "l.jsonl"), kill_switch=str(tmp_path / "off"))
+    config = Config.of(decision_log=str(tmp_path / "l.jsonl"), kill_switch=str(tmp_path / "off"))
     assert config.tools.drop_below == 0.0
     r = relevance.prune_tool_results(
         items,
-        config=config.model_copy(
-            update={"tools": config.tools.model_copy(update={"keep_recent_turns": 2, "min_reduction": 0.0})}
-        ),
+        config=config.replace(tools=dataclasses.replace(config.tools, keep_recent_turns=2, min_reduction=0.0)),
     )
     d = [v.decision for v in r.results]
     assert "drop" not in d and d[0] == "truncate" and d[-1] == "keep"

@@ -21,7 +21,7 @@ from sjc_mcp.judges import make_judge
 from sjc_mcp.log import chain as decision_log
 from tests.fakes import FakeAPI, dead_url
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "examples"
 SECRET = "sk-proj-ABCDEFGHIJKLMNOPQRSTUVWX1234"
 
@@ -51,7 +51,7 @@ def fake(request):
 def cfg(tmp_path, judge, url, **table):
     base = {"base_url": url, "max_retries": 2, "connect_timeout_s": 1, "read_timeout_s": 1.5, "total_timeout_s": 6}
     base.update(table)
-    return Config(
+    return Config.of(
         judge=judge, decision_log=str(tmp_path / "log.jsonl"), kill_switch=str(tmp_path / "off"), **{judge: base}
     )
 
@@ -68,7 +68,7 @@ def test_remote_endpoint_needs_allow_remote_before_any_connection(judge, monkeyp
     monkeypatch.setenv(
         {"jev": "TYPESAFE_API_KEY", "openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}[judge], "k"
     )
-    c = Config(judge=judge, **{judge: {"base_url": "https://judge.example.invalid"}})
+    c = Config.of(judge=judge, **{judge: {"base_url": "https://judge.example.invalid"}})
     with pytest.raises(ConfigError, match="allow_remote"):
         make_judge(c)
 
@@ -76,9 +76,9 @@ def test_remote_endpoint_needs_allow_remote_before_any_connection(judge, monkeyp
 def test_remote_endpoint_with_opt_in_needs_its_key(monkeypatch):
     monkeypatch.delenv("TYPESAFE_API_KEY", raising=False)
     with pytest.raises(ConfigError, match="TYPESAFE_API_KEY"):
-        make_judge(Config(judge="jev", allow_remote=True))
+        make_judge(Config.of(judge="jev", allow_remote=True))
     monkeypatch.setenv("TYPESAFE_API_KEY", "k")
-    assert make_judge(Config(judge="jev", allow_remote=True)).name == "jev"
+    assert make_judge(Config.of(judge="jev", allow_remote=True)).name == "jev"
 
 
 def test_prune_with_a_remote_judge_refused_is_a_clear_error(tmp_path):
@@ -86,7 +86,7 @@ def test_prune_with_a_remote_judge_refused_is_a_clear_error(tmp_path):
 
     summary, ev = example()
     with pytest.raises(SJCError, match="allow_remote"):
-        prune_summary(summary, ev, config=Config(judge="openai", decision_log=str(tmp_path / "l")))
+        prune_summary(summary, ev, config=Config.of(judge="openai", decision_log=str(tmp_path / "l")))
 
 
 # -- Jev (System One) ------------------------------------------------------------------------------

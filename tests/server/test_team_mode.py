@@ -15,8 +15,8 @@ from mcp import ClientSession
 
 from tests.conftest import sjc_exe
 from tests.fakes import FakeAPI
-from tests.test_server import EX, _evidence
-from tests.test_server_http import TOKEN, _env, _http_session, http_server
+from tests.server.test_server import EX, _evidence
+from tests.server.test_server_http import TOKEN, _env, _http_session, http_server
 
 SECRET = "sk-proj-ABCDEFGHIJKLMNOPQRSTUVWX1234"
 ALICE = "alice-token-0123456789abcdef"
@@ -125,7 +125,7 @@ def test_per_user_tokens_decide_the_user(tmp_path, judge_api):
 
 # --- the real hosts as team clients (offline: scripted models on 127.0.0.1) -------------------------------
 
-E2E = Path(__file__).resolve().parent / "e2e"
+E2E = Path(__file__).resolve().parents[1] / "e2e"
 
 
 def _e2e_path() -> None:
@@ -261,7 +261,7 @@ def test_real_hosts_over_https_trust_the_team_certificate_only_when_told(tmp_pat
     Claude Code 2.1.332 connects when ``NODE_EXTRA_CA_CERTS`` names that CA, and Codex 0.171.0 when
     ``CODEX_CA_CERTIFICATE`` does; without it each refuses the unknown certificate. The model's calls land in
     each user's log."""
-    from tests.test_server_http import _certificate
+    from tests.server.test_server_http import _certificate
 
     _e2e_path()
     from cc_fake import FakeClaudeAPI

@@ -55,7 +55,7 @@ def test_mcp_transcript_faults_are_one_line_tool_errors_never_a_hang(tmp_path):
     import anyio
     from mcp import ClientSession
 
-    from tests.test_server import _session
+    from tests.server.test_server import _session
 
     root = tmp_path / "projects"
     root.mkdir()
@@ -130,7 +130,7 @@ def test_a_kill_switch_that_cannot_be_checked_is_taken_as_set(tmp_path, monkeypa
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(Path, "exists", denied)
-    reason = Config(kill_switch=str(tmp_path / "locked" / "disabled")).disabled()
+    reason = Config.of(kill_switch=str(tmp_path / "locked" / "disabled")).disabled()
     assert reason is not None and "cannot be checked" in reason
 
 

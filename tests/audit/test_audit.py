@@ -11,7 +11,7 @@ import pytest
 
 from sjc_mcp.log import chain as decision_log
 from tests.conftest import FIXTURES, ROOT, sjc_exe
-from tests.test_hosts import small_cc
+from tests.hosts.test_hosts import small_cc
 
 
 def sjc(*args, home: Path, **env):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from sjc_mcp.config import Config
@@ -177,7 +178,7 @@ def history() -> list[Item]:
 
 
 def test_the_pipeline_stubs_superseded_results_keeps_every_call_and_logs_what_superseded_what(tmp_path):
-    config = Config(decision_log=str(tmp_path / "log.jsonl"), kill_switch=str(tmp_path / "off"))
+    config = Config.of(decision_log=str(tmp_path / "log.jsonl"), kill_switch=str(tmp_path / "off"))
     items = history()
     r = relevance.prune_tool_results(items, config=config)
     assert r.status == "judged" and r.superseded >= 3
@@ -194,8 +195,8 @@ def test_the_pipeline_stubs_superseded_results_keeps_every_call_and_logs_what_su
 
 
 def test_supersession_can_be_switched_off(tmp_path):
-    config = Config(decision_log=str(tmp_path / "log.jsonl"), kill_switch=str(tmp_path / "off"))
-    config = config.model_copy(update={"tools": config.tools.model_copy(update={"supersede": False})})
+    config = Config.of(decision_log=str(tmp_path / "log.jsonl"), kill_switch=str(tmp_path / "off"))
+    config = config.replace(tools=dataclasses.replace(config.tools, supersede=False))
     r = relevance.prune_tool_results(history(), config=config)
     assert r.superseded == 0 and all(v.decision != "supersede" for v in r.results)
 
@@ -206,7 +207,7 @@ def test_audit_shows_what_was_superseded_by_what(tmp_path):
     from tests.conftest import sjc_exe
 
     log = tmp_path / "log.jsonl"
-    config = Config(decision_log=str(log), kill_switch=str(tmp_path / "off"))
+    config = Config.of(decision_log=str(log), kill_switch=str(tmp_path / "off"))
     relevance.prune_tool_results(history(), config=config, meta={"session": "s-sup", "boundary_id": "b-sup"})
     env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "COLUMNS": "100"}
     r = subprocess.run([sjc_exe(), "audit", "--log", str(log)], capture_output=True, text=True, env=env, timeout=60)
@@ -228,7 +229,7 @@ def test_proxy_prefilter_stubs_a_superseded_read_in_the_compaction_request(tmp_p
     import anthropic
 
     from tests.fake_upstream import FakeUpstream
-    from tests.test_proxy import CC_PROMPT, CC_SUMMARY, Proxy
+    from tests.proxy.test_proxy import CC_PROMPT, CC_SUMMARY, Proxy
 
     upstream = FakeUpstream()
     proxy = Proxy(upstream.url, tmp_path / "home", "[proxy]\nprefilter = true\n[tools]\nkeep_recent_turns = 1\n")
@@ -291,7 +292,7 @@ def test_an_output_a_marker_points_to_is_never_cut_and_a_partly_superseded_one_i
         Item(role="user", content="thanks"),
     ]
     tools = {"keep_recent_turns": 0, "min_reduction": 0.0, "truncate_below": 0.5, "truncate_keep_chars": 200}
-    config = Config(decision_log=str(tmp_path / "l.jsonl"), kill_switch=str(tmp_path / "off"), tools=tools)
+    config = Config.of(decision_log=str(tmp_path / "l.jsonl"), kill_switch=str(tmp_path / "off"), tools=tools)
     # a stays (as what remains of it), b would be cut: b holds the lines a's marker names, so it stays whole
     judge = Fixed({0: 0.9, 1: 0.1})
     r = relevance.prune_tool_results(items, config=config, judge=judge)
@@ -316,7 +317,7 @@ def test_a_stub_longer_than_the_output_is_not_used_and_a_short_result_is_never_t
         Item(role="user", content="thanks"),
     ]
     assert find(items) == {}
-    config = Config(
+    config = Config.of(
         decision_log=str(tmp_path / "l.jsonl"),
         kill_switch=str(tmp_path / "off"),
         tools={"keep_recent_turns": 0, "min_reduction": 0.0, "truncate_below": 1.0},

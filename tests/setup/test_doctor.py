@@ -98,7 +98,7 @@ def test_config_path_init_show(tmp_path):
 
 def test_doctor_checks_an_http_registration_with_its_token(tmp_path):
     """A team server registered over HTTP as `claude mcp add --transport http … --header` writes it."""
-    from tests.test_server_http import TOKEN, http_server
+    from tests.server.test_server_http import TOKEN, http_server
 
     (tmp_path / ".claude").mkdir()
     with http_server(tmp_path) as (_, url, _):
