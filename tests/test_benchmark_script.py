@@ -5,11 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import FIXTURES, ROOT
 
 CLAUDE_FIXTURES = FIXTURES / "claude-code"
 
 
+@pytest.mark.slow
 def test_benchmark_script_smoke(tmp_path):
     r = subprocess.run(
         [
@@ -67,6 +70,7 @@ def test_benchmark_script_smoke(tmp_path):
     assert "x python" in r.stdout
 
 
+@pytest.mark.slow
 def test_benchmark_scaling_table():
     r = subprocess.run(
         [

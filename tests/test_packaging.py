@@ -36,6 +36,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
     return zipfile.ZipFile(built)
 
 
+@pytest.mark.slow
 def test_every_module_and_data_file_is_in_the_wheel(wheel):
     names = set(wheel.namelist())
     for py in (ROOT / "sjc_mcp").rglob("*.py"):

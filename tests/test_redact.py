@@ -58,6 +58,7 @@ _PIECES = [
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(st.sampled_from(_PIECES), max_size=5).map("".join), max_size=8))
+@pytest.mark.slow
 def test_redacting_texts_together_is_redacting_each(texts):
     """``redacted_each`` (one trigger test over a record's texts) gives what ``redacted`` gives per text."""
     assert redacted_each(texts) == [redacted(t) for t in texts]

@@ -98,6 +98,7 @@ def test_every_kind_has_triggers_and_a_sample_that_redacts():
     assert kinds | {"private-key"} <= seen, sorted((kinds | {"private-key"}) - seen)
 
 
+@pytest.mark.slow
 def test_real_transcript_lines_redact_the_same():
     fixtures = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
     if not fixtures.is_dir():

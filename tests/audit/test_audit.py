@@ -36,6 +36,7 @@ def replayed(tmp_path):
     return home
 
 
+@pytest.mark.slow
 def test_replay_logs_every_boundary_in_shadow_mode(replayed):
     recs = [rec for _, rec, _ in decision_log.read(logpath(replayed))]
     assert len(recs) >= 2 and all(r["mode"] == "shadow" and r["op"] == "replay" for r in recs)
@@ -81,6 +82,7 @@ def test_audit_warnings(tmp_path):
     assert "judge errors" in text and "hook events produced no judgment" in text
 
 
+@pytest.mark.slow
 def test_audit_json(replayed):
     r = sjc("audit", "--json", home=replayed)
     assert r.returncode == 0, r.stderr
@@ -118,6 +120,7 @@ def test_audit_json(replayed):
     assert terminal.returncode == 0 and "totals" in terminal.stdout
 
 
+@pytest.mark.slow
 def test_totals_count_the_latest_enforced_decision_per_boundary(tmp_path):
     path = tmp_path / "d.jsonl"
     one = {"session": "A", "boundary": 0, "boundary_id": "b-1"}
@@ -187,6 +190,7 @@ def test_totals_count_the_latest_enforced_decision_per_boundary(tmp_path):
 HOSTILE = "[/b] keep [test-repo-skill] \x1b[31mred\x1b[0m [bold]x[/bold] :smile: bell\x07 end"
 
 
+@pytest.mark.slow
 def test_terminal_audit_shows_log_text_literally(tmp_path):
     path = tmp_path / "d.jsonl"
     entries = [
@@ -269,6 +273,7 @@ def _tampered(path: Path, tmp_path: Path, lines: list[str], name: str) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_verify_proves_the_log_whole(tmp_path):
     path = tmp_path / "d.jsonl"
     for i in range(6):
@@ -350,6 +355,7 @@ def test_prune_lists_what_it_removed_on_stderr(tmp_path):
     assert f"removed {len(gone)} of {len(js['entries'])} entries" in r.stderr
 
 
+@pytest.mark.slow
 def test_ten_thousand_boundaries(tmp_path):
     path = tmp_path / "big.jsonl"
     prev = decision_log.GENESIS
@@ -378,6 +384,7 @@ def test_ten_thousand_boundaries(tmp_path):
     assert sjc("audit", "--verify", "--log", str(path), home=tmp_path).returncode == 0
 
 
+@pytest.mark.slow
 def test_audit_bad_log_paths_are_one_line(tmp_path):
     for args in (
         ["--log", str(tmp_path / "none.jsonl")],
@@ -389,6 +396,7 @@ def test_audit_bad_log_paths_are_one_line(tmp_path):
         assert r.returncode == 2 and r.stderr.startswith("sjc: error:") and len(r.stderr.splitlines()) == 1, r.stderr
 
 
+@pytest.mark.slow
 def test_a_second_replay_is_history_not_more_savings(replayed, tmp_path):
     before = json.loads(sjc("audit", "--json", home=replayed).stdout)
     (tmp_path / "again").mkdir()

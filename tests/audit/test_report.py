@@ -169,6 +169,7 @@ def test_report_keeps_code_as_code_and_marks_cut_text(small_log):
     assert "Evidence: none found" in page and "Evidence: <pre>q &lt;/script&gt;</pre>" in page
 
 
+@pytest.mark.slow
 def test_report_in_chromium_filters_drive_totals_and_charts(small_log, chromium, tmp_path):
     url = f"file://{small_log}"
     dom = browse(chromium, tmp_path, url)
@@ -203,6 +204,7 @@ def fixtures_report(tmp_path_factory):
     return tmp, log, out
 
 
+@pytest.mark.slow
 def test_fixtures_report_is_small_and_lists_every_pruned_entry(fixtures_report):
     _, log, out = fixtures_report
     page = out.read_text()
@@ -212,6 +214,7 @@ def test_fixtures_report_is_small_and_lists_every_pruned_entry(fixtures_report):
     assert page.count("Why: score") == would
 
 
+@pytest.mark.slow
 def test_fixtures_report_screenshot(fixtures_report, chromium):
     tmp, log, out = fixtures_report
     dom = browse(chromium, tmp, f"file://{out}")
@@ -225,6 +228,7 @@ def test_fixtures_report_screenshot(fixtures_report, chromium):
         shutil.copy(shot, os.environ["SJC_KEEP_SCREENSHOT"])
 
 
+@pytest.mark.slow
 def test_html_output_paths(small_log, tmp_path):
     log = tmp_path / "d.jsonl"
     made = tmp_path / "new" / "deeper" / "r.html"

@@ -49,6 +49,7 @@ def test_prune_json_and_judge_json_shapes(tmp_path):
     assert set(j["entries"][0]) >= {"id", "section", "text", "score", "decision", "quote", "origin"}
 
 
+@pytest.mark.slow
 def test_a_large_output_reaches_the_pipe_whole(tmp_path):
     """An output larger than a pipe's buffer arrives whole, the exit code is main's, the decision log is
     written, and a bad input afterwards is one line and exit 2."""
@@ -116,6 +117,7 @@ def test_help_and_version():
     assert run("--version").stdout.startswith("sjc ")
 
 
+@pytest.mark.slow
 def test_transcript_and_boundary(tmp_path):
     from tests.hosts.test_hosts import small_cc
 

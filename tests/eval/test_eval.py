@@ -93,6 +93,7 @@ def run(*args):
     return subprocess.run([sjc_exe(), *args], capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_eval_json_on_dev_cases_and_targets():
     need_shared(DEV)
     r = run("eval", str(DEV), "--loo", "--json")
@@ -129,6 +130,7 @@ def test_eval_json_on_dev_cases_and_targets():
     assert out["group_out"]["session"]["overall"]["entries"] == out["entries_matched"]
 
 
+@pytest.mark.slow
 def test_eval_text_shows_sets_sections_and_groups_left_out():
     need_shared(DEV)
     r = run("eval", str(DEV / "syn-dev-01.json"), str(DEV / "syn-dev-02.json"), str(DEV / "real-cc-04.json"), "--loo")
@@ -147,6 +149,7 @@ def test_paper_policy_counts_user_messages_as_unsupported():
     assert not any(paper["entries"][i]["supported"] for i in user)
 
 
+@pytest.mark.slow
 def test_shipped_weights_are_reproduced_by_calibrate(tmp_path):
     need_shared(DEV)
     out = tmp_path / "w.json"
@@ -192,6 +195,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_offline_judge_is_the_same_whatever_the_hash_seed():
     """Sets iterate in an order that depends on the process's string hash seed: the judge's sums and
     choices must not, or one summary judged twice could get two quotes (it did) or two scores."""

@@ -63,6 +63,7 @@ def drip():
     server.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("judge", ["openai", "anthropic", "jev"])
 def test_a_dripping_judge_server_ends_at_the_deadline_with_entries_kept_unjudged(judge, drip, tmp_path):
     table = {
@@ -86,6 +87,7 @@ def test_a_dripping_judge_server_ends_at_the_deadline_with_entries_kept_unjudged
     assert any("time budget" in err for err in r.errors), r.errors
 
 
+@pytest.mark.slow
 def test_a_proxy_judgment_past_its_budget_logs_nothing_later(tmp_path):
     """The budget runs out, the original answer goes to the agent and the log says "timeout"; the judgment
     still finishing in its thread must not add a "judged" record (the audit would count a pruning that

@@ -49,6 +49,7 @@ def test_prune_refuses_what_is_not_a_regular_file_at_once(target, tmp_path):
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 def test_mcp_transcript_faults_are_one_line_tool_errors_never_a_hang(tmp_path):
     """A FIFO under an allowed root, a NUL byte, /proc, and the server's own working folder (not a
     default root) each come back at once as a tool error naming the problem."""

@@ -158,6 +158,7 @@ def test_a_judge_at_a_localhost_subdomain_needs_the_remote_opt_in():
         make_judge(Config.of(judge="openai", openai={"base_url": "http://judge.localhost/v1"}))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["chat", "messages", "systemone"])
 def test_no_planted_secret_reaches_a_loopback_judge(kind, tmp_path, monkeypatch):
     """Every kind planted in tool output, a call, the previous summary and the task; the long keys span
@@ -198,6 +199,7 @@ def test_no_planted_secret_reaches_a_loopback_judge(kind, tmp_path, monkeypatch)
         api.close()
 
 
+@pytest.mark.slow
 def test_no_planted_secret_reaches_a_loopback_relevance_judge(tmp_path):
     from sjc_mcp.config import Config
     from sjc_mcp.hosts.base import Item

@@ -116,6 +116,7 @@ def decisions_of(rec: dict) -> dict[str, str]:
     return {e["text"]: e["decision"] for e in rec["entries"]}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not CC_FIXTURES, reason="../shared/fixtures is absent: no real Claude Code transcripts")
 @pytest.mark.parametrize("fixture", CC_FIXTURES, ids=lambda p: p.name[:20])
 def test_post_compact_on_every_real_fixture_then_the_note_is_handed_over(fixture, tmp_path):
@@ -139,6 +140,7 @@ def test_post_compact_on_every_real_fixture_then_the_note_is_handed_over(fixture
     assert again.stdout == "", "the note was handed over twice"
 
 
+@pytest.mark.slow
 def test_post_compact_returns_at_once_and_the_note_follows(tmp_path):
     """Nothing waits for the transcript: PostCompact starts judging what it is handed and returns; the
     note waits for the next prompt or tool batch (which waits for the judgment if it still runs);
@@ -169,6 +171,7 @@ def test_post_compact_returns_at_once_and_the_note_follows(tmp_path):
     assert run_hook("claude-code", event("UserPromptSubmit", path, prompt="and?"), home).stdout == ""
 
 
+@pytest.mark.slow
 def test_the_last_tool_batch_counts_when_the_transcript_lags(tmp_path):
     """Claude Code may not have written the results of the batch before a compaction when PostCompact
     runs; the PostToolBatch hook was handed them and they count as sources."""
@@ -283,6 +286,7 @@ def test_an_event_sjc_ignores_imports_no_host_module_and_touches_nothing(tmp_pat
     assert not home.exists()  # no state, no log written
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not CC_FIXTURES, reason="../shared/fixtures is absent: no real Claude Code transcripts")
 def test_a_late_judgment_judges_the_span_before_the_compaction_claude_code_wrote_meanwhile(tmp_path):
     """The background judgment may start after Claude Code wrote the boundary, the summary and more;

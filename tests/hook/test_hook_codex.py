@@ -157,6 +157,7 @@ def test_server_side_summary_is_nothing_to_judge(tmp_path):
     assert {r["status"] for r in codex.records()} == {"nothing"}
 
 
+@pytest.mark.slow
 def test_a_missing_rollout_never_breaks_codex(tmp_path):
     (tmp_path / "cfg.toml").write_text("[hook]\ntime_budget_s = 1\n")
     codex = Codex(tmp_path, tmp_path / "absent.jsonl")

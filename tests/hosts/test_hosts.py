@@ -347,6 +347,7 @@ def _file_results_between(path: Path, index: int) -> set[str]:
     return calls & results
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not CC_FIXTURES, reason="../shared/fixtures is absent: no real Claude Code transcripts")
 def test_every_tool_result_of_parallel_calls_is_found():
     """Claude Code writes parallel calls as a chain of tool_use records whose results each hang off their

@@ -92,6 +92,7 @@ def test_prune_with_a_remote_judge_refused_is_a_clear_error(tmp_path):
 # -- Jev (System One) ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fake", ["systemone"], indirect=True)
 def test_jev_one_request_noul_per_entry_and_model_id_logged(fake, tmp_path, monkeypatch):
     monkeypatch.setenv("TYPESAFE_API_KEY", "tk-123")
@@ -113,6 +114,7 @@ def test_jev_one_request_noul_per_entry_and_model_id_logged(fake, tmp_path, monk
     assert rec["judge"] == {"name": "jev", "model": "fake-model-7"} and rec["redactions"] >= 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fake", ["systemone"], indirect=True)
 def test_jev_splits_a_large_state_and_asks_each_entry_once(fake, tmp_path):
     summary, ev = example()
@@ -126,6 +128,7 @@ def test_jev_splits_a_large_state_and_asks_each_entry_once(fake, tmp_path):
     assert all(e.score is not None for e in r.entries)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fake", ["systemone"], indirect=True)
 def test_jev_retries_429_honouring_retry_after(fake, tmp_path):
     fake.behaviours = ["429", "500"]
@@ -136,6 +139,7 @@ def test_jev_retries_429_honouring_retry_after(fake, tmp_path):
     assert all(e.score is not None for e in r.entries) and not r.errors
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fake", ["systemone"], indirect=True)
 @pytest.mark.parametrize("behaviour", ["500", "malformed", "slow", "missing", "nan", "range", "401"])
 def test_jev_faults_leave_entries_unjudged_and_logged(fake, tmp_path, behaviour):
@@ -149,6 +153,7 @@ def test_jev_faults_leave_entries_unjudged_and_logged(fake, tmp_path, behaviour)
     assert r.errors and last_log(tmp_path)["errors"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fake", ["systemone"], indirect=True)
 def test_jev_partial_answers(fake, tmp_path):
     fake.behaviours = ["partial"]
@@ -159,6 +164,7 @@ def test_jev_partial_answers(fake, tmp_path):
     assert judged and unjudged and len(judged) + len(unjudged) == len(r.entries)
 
 
+@pytest.mark.slow
 def test_dead_host_is_quick_and_harmless(tmp_path):
     summary, ev = example()
     t0 = time.monotonic()
@@ -170,6 +176,7 @@ def test_dead_host_is_quick_and_harmless(tmp_path):
 # -- OpenAI-compatible -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fake", ["chat"], indirect=True)
 def test_openai_yes_no_logprobs_per_entry(fake, tmp_path):
     summary, ev = example()
@@ -185,6 +192,7 @@ def test_openai_yes_no_logprobs_per_entry(fake, tmp_path):
     assert last_log(tmp_path)["judge"]["model"] == "fake-model-7"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fake", ["chat"], indirect=True)
 def test_openai_without_logprobs_falls_back_to_one_json_request(fake, tmp_path):
     fake.behaviours = ["nologprobs"] * 50
@@ -196,6 +204,7 @@ def test_openai_without_logprobs_falls_back_to_one_json_request(fake, tmp_path):
     assert "Publish version 2.0" not in r.pruned_summary
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fake", ["chat"], indirect=True)
 def test_openai_fallback_with_bad_json_is_unjudged(fake, tmp_path):
     summary, ev = example()
@@ -233,6 +242,7 @@ def test_p_yes_arithmetic():
 # -- Anthropic ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fake", ["messages"], indirect=True)
 def test_anthropic_one_request_json_object(fake, tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "ak-1")
@@ -245,6 +255,7 @@ def test_anthropic_one_request_json_object(fake, tmp_path, monkeypatch):
     assert "Publish version 2.0" not in r.pruned_summary and all(e.score is not None for e in r.entries)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fake", ["messages"], indirect=True)
 @pytest.mark.parametrize("behaviour", ["badjson", "nan", "range", "malformed", "500"])
 def test_anthropic_faults(fake, tmp_path, behaviour):
@@ -254,6 +265,7 @@ def test_anthropic_faults(fake, tmp_path, behaviour):
     assert r.pruned_summary == summary and r.errors
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fake", ["messages"], indirect=True)
 def test_anthropic_partial(fake, tmp_path):
     fake.behaviours = ["partial"]
@@ -265,6 +277,7 @@ def test_anthropic_partial(fake, tmp_path):
 # -- a System One server nobody here wrote -------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_against_sparrow_decider(tmp_path):
     exe = shutil.which("sparrow-decider", path=os.path.dirname(sys.executable)) or shutil.which("sparrow-decider")
     if exe is None:

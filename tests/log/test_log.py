@@ -19,6 +19,7 @@ for i in range(int(sys.argv[2])):
 """
 
 
+@pytest.mark.slow
 def test_parallel_appends_never_interleave_or_lose_a_line(tmp_path):
     path = tmp_path / "d.jsonl"
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), "60", str(w)]) for w in range(6)]

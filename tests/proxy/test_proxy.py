@@ -126,6 +126,7 @@ def assert_pruned(text: str) -> None:
 # -- Anthropic ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_anthropic_compaction_pruned_plain_and_streamed(proxy, upstream):
     upstream.summary = CC_SUMMARY
     client = anthropic.Anthropic(base_url=proxy.url, api_key="sk-ant-test-key", max_retries=0)
@@ -219,6 +220,7 @@ def test_openai_chat_compaction(proxy, upstream):
     assert upstream.requests[-1]["headers"]["authorization"] == "Bearer sk-test"
 
 
+@pytest.mark.slow
 def test_openai_responses_compaction(proxy, upstream):
     upstream.summary = CODEX_SUMMARY
     client = openai.OpenAI(base_url=proxy.url + "/v1", api_key="sk-test", max_retries=0)
@@ -254,6 +256,7 @@ def test_openai_ordinary_stream_is_identical(proxy, upstream):
         ('mode = "shadow"\n', "judged"),
     ],
 )
+@pytest.mark.slow
 def test_faults_and_shadow_return_the_original(upstream, tmp_path, config, status):
     upstream.summary = CC_SUMMARY
     p = Proxy(upstream.url, tmp_path / "home", config)
@@ -271,6 +274,7 @@ def test_faults_and_shadow_return_the_original(upstream, tmp_path, config, statu
         p.stop()
 
 
+@pytest.mark.slow
 def test_kill_switch(upstream, tmp_path):
     upstream.summary = CC_SUMMARY
     home = tmp_path / "home"
@@ -328,6 +332,7 @@ def test_replays_a_real_claude_code_compaction(proxy, upstream):
     assert rec["status"] == "judged" and rec["pruned"] == len(original.entries) - len(kept.entries)
 
 
+@pytest.mark.slow
 def test_prefilter_prunes_tool_results_of_a_compaction_request_only(upstream, tmp_path):
     config = (
         "[proxy]\nprefilter = true\n[tools]\nkeep_recent_turns = 1\nmin_reduction = 0.0\ndrop_below = 1.0\n"
@@ -461,6 +466,7 @@ def audit_json(p: Proxy, *args: str) -> dict:
     return json.loads(r.stdout)
 
 
+@pytest.mark.slow
 def test_every_record_carries_the_hosts_session_and_audit_groups_by_it(own_proxy, upstream):
     """Three compactions of three sessions: Claude Code naming its session in the header, Claude Code naming it
     only in metadata.user_id, Codex in its headers; each its own session and boundary, one stderr line each."""
@@ -556,6 +562,7 @@ def test_a_quoted_prompt_is_not_a_compaction(proxy, upstream, case):
     assert len(proxy.log()) == before
 
 
+@pytest.mark.slow
 def test_codex_metadata_marks_a_compaction_whatever_its_prompt_says(own_proxy, upstream):
     proxy = own_proxy
     upstream.summary = CODEX_SUMMARY
@@ -574,6 +581,7 @@ def test_codex_metadata_marks_a_compaction_whatever_its_prompt_says(own_proxy, u
     assert "recognised; unstructured: nothing judged" in line
 
 
+@pytest.mark.slow
 def test_server_side_compaction_passes_through_and_says_nothing_can_be_pruned(own_proxy, upstream):
     """Codex with OpenAI's provider: the input ends with a compaction trigger and the summary comes back
     encrypted; the proxy forwards it untouched and logs that nothing can be pruned."""
@@ -605,6 +613,7 @@ def _read_until_broken(url: str, body: dict) -> tuple[bytes, type[Exception] | N
     return got, None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 @pytest.mark.parametrize("kind", ["compaction", "ordinary"])
 def test_an_answer_the_upstream_breaks_off_is_forwarded_as_sent(own_proxy, upstream, stream, kind):

@@ -46,6 +46,7 @@ def _evidence():
     return ev
 
 
+@pytest.mark.slow
 def test_list_and_call_both_tools(tmp_path):
     summary = (EX / "summary.md").read_text()
 
@@ -80,6 +81,7 @@ def test_list_and_call_both_tools(tmp_path):
         ({}, "summary"),
     ],
 )
+@pytest.mark.slow
 def test_bad_input_is_a_tool_error(tmp_path, args, needle):
     async def go(s: ClientSession):
         return await s.call_tool("prune_summary", args)
@@ -89,6 +91,7 @@ def test_bad_input_is_a_tool_error(tmp_path, args, needle):
     assert needle in r.content[0].text
 
 
+@pytest.mark.slow
 def test_kill_switch_through_the_server(tmp_path):
     summary = (EX / "summary.md").read_text()
 
@@ -100,6 +103,7 @@ def test_kill_switch_through_the_server(tmp_path):
     assert r.structured_content["removed"] == 0
 
 
+@pytest.mark.slow
 def test_transcript_under_allowed_roots_and_refused_outside(tmp_path):
     from tests.hosts.test_hosts import small_cc
 
@@ -298,6 +302,7 @@ SEQUENCES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SEQUENCES))
 def test_the_front_answers_byte_for_byte_as_the_sdk(tmp_path, name):
     """Every line, in both protocol eras, before and after the hand-over, equals what the SDK alone writes."""
@@ -321,6 +326,7 @@ def test_handshake_file_is_what_mcpserver_answers():
     assert shipped["generated_with"] == server_handshake.sdk_versions()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("opening", ["claude-code", "codex"])
 def test_the_handshake_imports_no_sdk(tmp_path, opening):
     """Hosts get their answers before the MCP SDK (or pydantic) is imported; the first tool call imports it."""
@@ -338,6 +344,7 @@ def test_the_handshake_imports_no_sdk(tmp_path, opening):
     assert any(json.loads(a).get("id") == call["id"] and "content" in json.loads(a).get("result", {}) for a in called)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("opening", ["claude-code", "codex"])
 def test_after_the_handshake_the_sdk_loads_before_any_tool_call(tmp_path, opening):
     """Once the handshake is answered, the SDK, the tools and the offline judge are imported in the
@@ -371,6 +378,7 @@ def _first_answer_ms(cmd, env, runs=3):
     return sorted(times)[runs // 2]
 
 
+@pytest.mark.slow
 def test_start_up_is_a_fraction_of_the_sdks(tmp_path):
     env = dict(os.environ, SJC_DECISION_LOG=str(tmp_path / "log.jsonl"))
     front = _first_answer_ms([sjc_exe("sjc-mcp")], env)
@@ -378,6 +386,7 @@ def test_start_up_is_a_fraction_of_the_sdks(tmp_path):
     assert front < sdk / 3, (front, sdk)
 
 
+@pytest.mark.slow
 def test_other_sdk_versions_answer_from_the_user_cache(tmp_path):
     """With an SDK or pydantic other than the packaged answers were made with, the first start asks the SDK
     and keeps its answers in the user cache; the next start answers from there without importing the SDK."""
@@ -402,6 +411,7 @@ def test_other_sdk_versions_answer_from_the_user_cache(tmp_path):
     assert len(kept) == 1 and json.loads(kept[0].read_text())["generated_with"] != stale["generated_with"]
 
 
+@pytest.mark.slow
 def test_a_bad_config_is_a_tool_error_not_a_dead_server(tmp_path):
     cfg = tmp_path / "c.toml"
     cfg.write_text("threshold = 'high'\n")
@@ -413,6 +423,7 @@ def test_a_bad_config_is_a_tool_error_not_a_dead_server(tmp_path):
     assert r.is_error and "configuration" in r.content[0].text and "threshold" in r.content[0].text
 
 
+@pytest.mark.slow
 def test_the_sdk_client_in_the_2026_protocol(tmp_path):
     """The SDK's own client, in the per-request-envelope protocol Claude Code speaks: discover, list, call."""
     summary = (EX / "summary.md").read_text()
@@ -435,6 +446,7 @@ def test_the_sdk_client_in_the_2026_protocol(tmp_path):
     assert not called.is_error and "Publish version 2.0" not in called.structured_content["pruned_summary"]
 
 
+@pytest.mark.slow
 def test_a_damaged_handshake_file_falls_back_to_the_sdk(tmp_path):
     damaged = json.loads((ROOT / "sjc_mcp" / "data" / "mcp_handshake.json").read_text())
     del damaged["answers"]

@@ -116,6 +116,7 @@ def test_bad_command_lines_are_one_line_and_exit_2(tmp_path, args, needle):
     assert r.stdout == ""
 
 
+@pytest.mark.slow
 def test_bad_tokens_file_and_bad_config_refuse_to_start(tmp_path):
     tokens = tmp_path / "tokens"
     tokens.write_text("alice short\n")
@@ -155,6 +156,7 @@ def test_parsing_the_options_imports_no_sdk(tmp_path):
 # --- stdio: --config, python -m sjc_mcp.server, the terminal notice, Ctrl-C -----------------------------
 
 
+@pytest.mark.slow
 def test_config_option_and_module_run_over_stdio(tmp_path):
     """``python -m sjc_mcp.server --config FILE`` serves the tools through the SDK's stdio client, with the
     config given on the command line (not $SJC_CONFIG's)."""
@@ -188,6 +190,7 @@ def _stdio_proc(tmp_path, stdin=subprocess.PIPE, args=()):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("after_call", [False, True])
 def test_stdio_first_ctrl_c_exits_cleanly(tmp_path, after_call):
     """SIGINT once: the process ends with 130 and nothing on stderr, before the SDK took over and after."""
@@ -237,6 +240,7 @@ def test_not_in_a_terminal_it_is_silent(tmp_path):
 # --- streamable HTTP ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_http_tools_through_the_sdk_client(tmp_path):
     summary = (EX / "summary.md").read_text()
 
@@ -261,6 +265,7 @@ def test_http_tools_through_the_sdk_client(tmp_path):
     assert [r["op"] for r in records] == ["judge", "prune"] and {r["user"] for r in records} == {"anonymous"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("auth", [None, "Bearer wrong-token-0123456789", f"Basic {TOKEN}", "Bearer"])
 def test_http_without_the_token_is_401(tmp_path, auth):
     init = {
@@ -277,6 +282,7 @@ def test_http_without_the_token_is_401(tmp_path, auth):
     assert good.status_code == 200  # the control: the same request with the token is served
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("token", ["not-the-token-at-all", TOKEN])
 def test_http_sdk_client_with_a_bad_token_gets_401(tmp_path, token):
     """The SDK's streamable-HTTP client with a wrong token: the server answers 401 and the session fails; the
@@ -307,6 +313,7 @@ def test_http_sdk_client_with_a_bad_token_gets_401(tmp_path, token):
             assert statuses and set(statuses) == {401}
 
 
+@pytest.mark.slow
 def test_http_on_loopback_without_a_token_serves(tmp_path):
     async def go(s: ClientSession):
         return await s.call_tool("judge_summary", {"summary": SUMMARY})
@@ -318,6 +325,7 @@ def test_http_on_loopback_without_a_token_serves(tmp_path):
     assert not r.is_error and "no token (loopback only)" in banner
 
 
+@pytest.mark.slow
 def test_http_transcript_path_needs_roots_from_the_config(tmp_path):
     """Over HTTP the default allowed_roots (the server user's own transcript folders, and its working
     folder) do not apply: transcript_path reads only under roots the config file names."""
@@ -341,6 +349,7 @@ def test_http_transcript_path_needs_roots_from_the_config(tmp_path):
     assert not allowed.is_error and allowed.structured_content["entries"]
 
 
+@pytest.mark.slow
 def test_http_first_ctrl_c_exits_cleanly(tmp_path):
     """SIGINT once while a client's session is open (a call made, its GET stream listening): the server
     ends within its 2 s grace, exit 130, no traceback."""
@@ -371,6 +380,7 @@ def test_http_first_ctrl_c_exits_cleanly(tmp_path):
     assert "Traceback" not in text and text.startswith("sjc-mcp: MCP over streamable HTTP at http://127.0.0.1:"), text
 
 
+@pytest.mark.slow
 def test_stdio_log_dir_logs_under_the_login_name(tmp_path):
     """On stdio the one user is this machine's: --log-dir DIR puts the records in DIR/<login name>.jsonl."""
     import getpass
@@ -390,6 +400,7 @@ def test_stdio_log_dir_logs_under_the_login_name(tmp_path):
     assert not (tmp_path / "log.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_module_run_serves_http(tmp_path):
     """``python -m sjc_mcp.server --transport streamable-http`` is the same server as ``sjc-mcp``."""
     port = free_port()
@@ -456,6 +467,7 @@ def _certificate(tmp_path, name: str = "server"):
     return ca, cert, key
 
 
+@pytest.mark.slow
 def test_https_with_a_certificate_and_key(tmp_path):
     """With --tls-cert and --tls-key the team server speaks only https: the SDK's client that trusts the
     certificate is served; plain http and a client that does not trust it get nothing."""
@@ -480,6 +492,7 @@ def test_https_with_a_certificate_and_key(tmp_path):
     assert f"at {https} (a bearer token required)" in banner and "no TLS" not in banner
 
 
+@pytest.mark.slow
 def test_a_key_that_is_not_the_certificates_refuses_to_start(tmp_path):
     _, cert, _ = _certificate(tmp_path, "one")
     _, _, other_key = _certificate(tmp_path, "two")
@@ -494,6 +507,7 @@ def test_a_key_that_is_not_the_certificates_refuses_to_start(tmp_path):
     assert "cannot serve with them" in r.stderr and r.stderr.startswith("sjc-mcp: --tls-cert ")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tls", [False, True])
 def test_beyond_loopback_without_tls_it_says_so(tmp_path, tls):
     """Listening on every address (reached here through loopback): without TLS the banner warns that tokens

@@ -69,6 +69,7 @@ def _verify(path, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_two_users_two_logs_judged_by_the_team_model(tmp_path, judge_api):
     logs = tmp_path / "logs"
     cfg = _team_config(tmp_path, judge_api)
@@ -101,6 +102,7 @@ def test_two_users_two_logs_judged_by_the_team_model(tmp_path, judge_api):
         assert v.returncode == 0 and "chain intact" in v.stdout, v.stdout + v.stderr
 
 
+@pytest.mark.slow
 def test_per_user_tokens_decide_the_user(tmp_path, judge_api):
     """With --tokens, the token names the user: a header claiming another user is replaced, and a token not
     in the file gets 401."""
@@ -182,6 +184,7 @@ def _codex_calls(cx, url: str, env: dict[str, str]) -> tuple[int, list[str], str
         return r.returncode, fake.tags(), r.stderr[-2000:]
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_claude_code_over_http_with_the_readme_command(tmp_path):
     """Claude Code 2.1.332, added with ``claude mcp add --transport http … --header …`` (the README's command):
@@ -213,6 +216,7 @@ def test_claude_code_over_http_with_the_readme_command(tmp_path):
     assert _verify(logs / "alice.jsonl", tmp_path).returncode == 0
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_codex_over_http_with_the_readme_block(tmp_path):
     """Codex 0.171.0 with the README's ``[mcp_servers.sjc]`` HTTP block: the model's call lands in the log of
@@ -255,6 +259,7 @@ tool_timeout_sec = 60
 """
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_real_hosts_over_https_trust_the_team_certificate_only_when_told(tmp_path):
     """The team server on https (``--tls-cert``/``--tls-key``, a certificate signed by a CA of the team's own):

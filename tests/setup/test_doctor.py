@@ -7,6 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import sjc_exe
 
 
@@ -29,6 +31,7 @@ def test_doctor_on_a_fresh_machine_finds_no_host_and_passes(tmp_path):
     assert any(line.startswith("ok") and "lexical" in line for line in lines(r, "judge"))
 
 
+@pytest.mark.slow
 def test_doctor_claude_code_hooks_and_a_registered_server_that_answers(tmp_path):
     (tmp_path / ".claude").mkdir()
     r = sjc(tmp_path, "doctor")
@@ -54,6 +57,7 @@ def test_doctor_fails_on_a_server_that_does_not_start(tmp_path):
     assert any(line.startswith("FAIL") and "fix: claude mcp" in line for line in lines(r, "claude-code"))
 
 
+@pytest.mark.slow
 def test_doctor_says_codex_hooks_are_untrusted_until_trusted(tmp_path):
     codex_home = tmp_path / "codex-home"
     codex_home.mkdir()
@@ -67,6 +71,7 @@ def test_doctor_says_codex_hooks_are_untrusted_until_trusted(tmp_path):
     assert r.returncode == 0
 
 
+@pytest.mark.slow
 def test_doctor_reports_a_bad_config_a_dead_judge_and_the_kill_switch(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("threshold = 7\n")
@@ -84,6 +89,7 @@ def test_doctor_reports_a_bad_config_a_dead_judge_and_the_kill_switch(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_config_path_init_show(tmp_path):
     r = sjc(tmp_path, "config", "path", XDG_CONFIG_HOME=str(tmp_path / "xdg"))
     assert r.returncode == 0 and str(tmp_path / "xdg" / "sjc" / "config.toml") in r.stdout
@@ -96,6 +102,7 @@ def test_config_path_init_show(tmp_path):
     assert shown["file"] == str(target) and shown["config"]["threshold"] == 0.5
 
 
+@pytest.mark.slow
 def test_doctor_checks_an_http_registration_with_its_token(tmp_path):
     """A team server registered over HTTP as `claude mcp add --transport http … --header` writes it."""
     from tests.server.test_server_http import TOKEN, http_server
@@ -114,6 +121,7 @@ def test_doctor_checks_an_http_registration_with_its_token(tmp_path):
         assert any(line.startswith("FAIL") and "401" in line for line in lines(r, "claude-code")), r.stdout
 
 
+@pytest.mark.slow
 def test_doctor_checks_codex_mcp_registration(tmp_path):
     codex_home = tmp_path / "codex-home"
     codex_home.mkdir()

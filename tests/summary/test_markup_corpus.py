@@ -214,6 +214,7 @@ def check_invariants(text: str, host: str | None, remove: set[int], p=None) -> N
 @needs_corpus
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
+@pytest.mark.slow
 def test_invariants_on_the_corpus_in_every_markup(data):
     _name, summary, host, _ = data.draw(st.sampled_from(CORPUS))
     ops = MARKUPS[data.draw(st.sampled_from(list(MARKUPS)))]
@@ -282,6 +283,7 @@ def marked_summaries(draw):
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(marked_summaries(), st.data())
+@pytest.mark.slow
 def test_invariants_on_generated_summaries_in_every_markup(text, data):
     p = split_summary(text)
     if p.unstructured:  # nothing to judge: render is the input, and nothing can be removed
@@ -301,6 +303,7 @@ def test_invariants_on_generated_summaries_in_every_markup(text, data):
 
 
 @needs_corpus
+@pytest.mark.slow
 @pytest.mark.parametrize("markup", ["bold-numbered", "md-lettered-crlf"])
 def test_the_judge_scores_every_labelled_entry_alike_in_any_markup(markup):
     """Markup is not content: each labelled entry's score moves by at most 0.01 when the summary's

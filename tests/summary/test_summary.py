@@ -267,6 +267,7 @@ def summaries(draw):
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(summaries(), st.data())
+@pytest.mark.slow
 def test_render_invariants_generated(text, data):
     p = split_summary(text)
     assert p.render() == text
@@ -314,6 +315,7 @@ REAL = _real_summaries()
 @pytest.mark.skipif(not REAL, reason="../shared is absent: no real summaries to check")
 @settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
+@pytest.mark.slow
 def test_render_invariants_real(data):
     text = data.draw(st.sampled_from(REAL))
     p = split_summary(text)

@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import anyio
+import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -54,6 +55,7 @@ def evidence() -> list[str]:
     return ["--evidence", *map(str, OUTPUTS)]
 
 
+@pytest.mark.slow
 def test_cli_prune_returns_what_it_cannot_read_byte_for_byte(tmp_path):
     for name, data in SHAPES.items():
         r = sjc(tmp_path, "prune", *evidence(), summary=data)
@@ -120,6 +122,7 @@ async def _mcp(tmp_path: Path, calls: list[tuple[str, dict]], errlog) -> list:
         return [await s.call_tool(name, args) for name, args in calls]
 
 
+@pytest.mark.slow
 def test_mcp_tools_return_what_they_cannot_read_unchanged(tmp_path):
     ev = [{"kind": "tool_output", "name": p.name, "content": p.read_text()} for p in OUTPUTS]
     texts = [PROSE.decode(), NUL.decode(), INVENTED]

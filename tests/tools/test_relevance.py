@@ -138,6 +138,7 @@ def run(*args, home, stdin=None):
     )
 
 
+@pytest.mark.slow
 def test_cli_tools(tmp_path):
     msgs = tmp_path / "m.json"
     msgs.write_text(json.dumps([as_dict(m) for m in history()]))
@@ -159,6 +160,7 @@ def test_cli_tools(tmp_path):
     assert run("tools", "prune", home=tmp_path).returncode == 2
 
 
+@pytest.mark.slow
 def test_mcp_tools(tmp_path):
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -191,6 +193,7 @@ def fake_systemone():
     api.close()
 
 
+@pytest.mark.slow
 def test_jev_relevance_one_request(fake_systemone, tmp_path):
     c = cfg(tmp_path).replace(judge="jev")
     c.jev = dataclasses.replace(c.jev, base_url=fake_systemone.url)
@@ -201,6 +204,7 @@ def test_jev_relevance_one_request(fake_systemone, tmp_path):
     assert all(v.score is not None for v in r.results)
 
 
+@pytest.mark.slow
 def test_eval_tools_mode_on_real_transcripts(tmp_path):
     folder = FIXTURES / "claude-code"
     if not folder.is_dir():

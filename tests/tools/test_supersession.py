@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import pytest
+
 from sjc_mcp.config import Config
 from sjc_mcp.hosts.base import Item
 from sjc_mcp.tools import relevance, supersession
@@ -223,6 +225,7 @@ def test_audit_shows_what_was_superseded_by_what(tmp_path):
     assert tools["superseded"] >= 3 and all("superseded by the read" in x for x in tools["superseded_by"])
 
 
+@pytest.mark.slow
 def test_proxy_prefilter_stubs_a_superseded_read_in_the_compaction_request(tmp_path):
     """A compaction request through ``sjc proxy`` with the prefilter on: the first read of a file read again
     later reaches the compressor as its stub, its call still there; the later read arrives whole."""
