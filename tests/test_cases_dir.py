@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sjc_mcp.cases import load_case
+from sjc_mcp.eval.cases import load_case
 from sjc_mcp.summary import split_summary
 from tests.conftest import ROOT, SHARED, need_shared
 
