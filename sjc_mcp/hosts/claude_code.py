@@ -27,12 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from sjc_mcp.errors import TranscriptError
+from sjc_mcp.formats import Compaction, WireRequest, anthropic
+from sjc_mcp.formats._parts import text_of
 from sjc_mcp.hosts._cc_index import Index, Walk
 from sjc_mcp.hosts._cc_index import chain as _chain
 from sjc_mcp.hosts._cc_index import incomplete as _incomplete
 from sjc_mcp.hosts._cc_index import index as _index
 from sjc_mcp.hosts._cc_index import walk as _walk
-from sjc_mcp.hosts.base import Boundary, Item, choose
+from sjc_mcp.hosts.base import Boundary, Item, by_pattern, choose
 
 _INJECTED = re.compile(
     r"^\s*(<command-name>|<command-message>|<command-args>|<local-command-stdout>|<local-command-stderr>|"
@@ -54,25 +56,59 @@ def _read_at(fh: Any, offset: int) -> dict[str, Any]:
     return json.loads(fh.readline())
 
 
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for b in content:
-            if isinstance(b, dict):
-                if b.get("type") == "text" and isinstance(b.get("text"), str):
-                    parts.append(b["text"])
-                elif b.get("type") == "image":
-                    parts.append("[image]")
-            elif isinstance(b, str):
-                parts.append(b)
-        return "\n".join(parts)
-    return ""
+_text_of = text_of
+# Claude Code appends these to tool results and user turns (a file read's malware note, todo-list and IDE
+# reminders): the host's words, never a source
+_REMINDER = re.compile(r"\s*<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
 
 
-def _tool_result_text(block: dict[str, Any], record: dict[str, Any], session_dir: Path) -> str:
-    text = _text_of(block.get("content"))
+def strip_injected(text: str) -> str:
+    """``text`` without the ``<system-reminder>`` blocks Claude Code injects into it."""
+    return _REMINDER.sub("", text) if "<system-reminder>" in text else text
+
+
+def user_text_item(text: str) -> Item | None:
+    """What a text in a user turn is: the user's words (reminders stripped), the output of a command the
+    user ran or a task notification (a tool output), or text the host injected (None)."""
+    if _NOTIFICATION.match(text) or _SHELL_OUTPUT.match(text):
+        name = "notification" if _NOTIFICATION.match(text) else "user-shell"
+        return Item(role="tool_output", content=text, name=name)
+    if _INJECTED.match(text):
+        return None
+    text = strip_injected(text)
+    return Item(role="user", content=text) if text.strip() else None
+
+
+def message_items(role: str, content: Any, *, outputs_only: bool = False) -> list[tuple[Item, int | None]]:
+    """A Claude Code message's items (``formats.anthropic``), read as Claude Code means them: empty texts
+    dropped, reminders stripped from tool outputs, each text block of a user turn classified
+    (``user_text_item``) and the user's own joined into one message. ``outputs_only``: a turn the host
+    made (``isMeta``, the summary): its tool results only. Each item with the index of its block (the
+    joined user text: its first block's)."""
+    out: list[tuple[Item, int | None]] = []
+    texts: list[str] = []
+    first: int | None = None
+    for item, bi in anthropic.message_items(role, content):
+        if item.role == "tool_output":
+            item.content = strip_injected(item.content)
+            out.append((item, bi))
+        elif role == "assistant":
+            if item.content.strip():
+                out.append((item, bi))
+        elif not outputs_only and (found := user_text_item(item.content)) is not None:
+            if found.role == "user":
+                texts.append(found.content)
+                first = bi if first is None else first
+            else:
+                out.append((found, bi))
+    if texts:
+        out.append((Item(role="user", content="\n".join(texts)), first))
+    return out
+
+
+def _tool_result_text(text: str, block: dict[str, Any], record: dict[str, Any], session_dir: Path) -> str:
+    """A tool result's text, as the transcript stores it: from ``toolUseResult`` when the block is empty,
+    with the file a result too large for the transcript was spilled to."""
     if not text.strip():
         tur = record.get("toolUseResult")
         if isinstance(tur, dict):
@@ -95,52 +131,16 @@ def _tool_result_text(block: dict[str, Any], record: dict[str, Any], session_dir
 
 def _items(rec: dict[str, Any], session_dir: Path) -> list[Item]:
     msg = rec.get("message")
-    if not isinstance(msg, dict):
+    kind = rec.get("type")
+    if not isinstance(msg, dict) or kind not in ("user", "assistant"):
         return []
     content = msg.get("content")
-    out: list[Item] = []
-    if rec.get("type") == "assistant":
-        blocks = content if isinstance(content, list) else [{"type": "text", "text": _text_of(content)}]
-        for b in blocks:
-            if not isinstance(b, dict):
-                continue
-            if b.get("type") == "text" and b.get("text", "").strip():
-                out.append(Item(role="assistant", content=b["text"]))
-            elif b.get("type") == "thinking" and b.get("thinking", "").strip():
-                out.append(Item(role="assistant", content=b["thinking"]))
-            elif b.get("type") == "tool_use":
-                args = json.dumps(b.get("input", {}), ensure_ascii=False)
-                out.append(Item(role="tool_call", content=args, name=b.get("name"), call_id=b.get("id")))
-        return out
-    if rec.get("type") != "user":
-        return out
-    if isinstance(content, list):
-        for b in content:
-            if isinstance(b, dict) and b.get("type") == "tool_result":
-                out.append(
-                    Item(
-                        role="tool_output",
-                        content=_tool_result_text(b, rec, session_dir),
-                        call_id=b.get("tool_use_id"),
-                        is_error=bool(b.get("is_error")),
-                    )
-                )
-    if rec.get("isMeta") or rec.get("isCompactSummary") or rec.get("isVisibleInTranscriptOnly"):
-        return out
-    text = _text_of(
-        content
-        if isinstance(content, str)
-        else [b for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
-    )
-    if text.strip():
-        if _NOTIFICATION.match(text) or _SHELL_OUTPUT.match(text):
-            out.append(
-                Item(
-                    role="tool_output", content=text, name="notification" if _NOTIFICATION.match(text) else "user-shell"
-                )
-            )
-        elif not _INJECTED.match(text):
-            out.append(Item(role="user", content=text))
+    host_made = bool(rec.get("isMeta") or rec.get("isCompactSummary") or rec.get("isVisibleInTranscriptOnly"))
+    out = []
+    for item, bi in message_items(kind, content, outputs_only=host_made):
+        if item.role == "tool_output" and item.name is None and isinstance(content, list) and bi is not None:
+            item.content = _tool_result_text(item.content, content[bi], rec, session_dir)
+        out.append(item)
     return out
 
 
@@ -239,10 +239,9 @@ def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
     have = {it.content.strip() for it in span if it.role == "user"}
     for ts, text in idx.queued:
         if lo <= ts <= hi and text.strip() and text.strip() not in have and not text.lstrip().startswith("/"):
-            if _NOTIFICATION.match(text):
-                span.append(Item(role="tool_output", content=text, name="notification"))
-            elif not _INJECTED.match(text):
-                span.append(Item(role="user", content=text))
+            found = user_text_item(text)
+            if found is not None:
+                span.append(found)
     return Boundary(
         host="claude-code",
         index=i,
@@ -276,10 +275,9 @@ def read_open_span(path: str | Path) -> Boundary:
     have = {it.content.strip() for it in span if it.role == "user"}
     for ts, text in idx.queued:
         if lo <= ts and text.strip() and text.strip() not in have and not text.lstrip().startswith("/"):
-            if _NOTIFICATION.match(text):
-                span.append(Item(role="tool_output", content=text, name="notification"))
-            elif not _INJECTED.match(text):
-                span.append(Item(role="user", content=text))
+            found = user_text_item(text)
+            if found is not None:
+                span.append(found)
     return Boundary(
         host="claude-code",
         index=len(idx.boundaries),
@@ -295,3 +293,60 @@ def read_open_span(path: str | Path) -> Boundary:
 def boundary_count(path: str | Path) -> int:
     idx = _index(Path(path))
     return sum(1 for b in idx.boundaries if b in idx.summaries)
+
+
+# -- its compaction requests, as the proxy sees them (the Anthropic Messages API) ------------------------
+
+WRAPPER = "This session is being continued from a previous conversation"
+_SESSION = re.compile(r"_session_([0-9A-Za-z-]+)")
+
+
+def recognise(req: WireRequest, pattern: re.Pattern[str] | None) -> Compaction | None:
+    """Claude Code's compaction: its prompt opens the last text of the last user message (2.1.332: after
+    the optional "CRITICAL: Respond with TEXT ONLY" guard), on the Messages API."""
+    return by_pattern(req, "claude-code", pattern) if req.wire == "anthropic" else None
+
+
+def request_boundary(req: WireRequest, pattern: re.Pattern[str] | None) -> Boundary:
+    """The history being compacted, read as the transcript reader reads it: the compaction prompt and the
+    previous summary (the wrapper Claude Code opens it with) set apart, injected text left out."""
+    span: list[Item] = []
+    previous: str | None = None
+    messages = req.body.get("messages")
+    for m in messages if isinstance(messages, list) else []:
+        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
+            continue  # Claude Code's system messages: the host's words
+        content = m.get("content")
+        if m["role"] == "user":
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+            kept = []
+            for b in blocks if isinstance(blocks, list) else []:
+                text = b.get("text") if isinstance(b, dict) and b.get("type") == "text" else None
+                if isinstance(text, str) and pattern is not None and pattern.search(text.lstrip()):
+                    continue  # the compaction prompt
+                if isinstance(text, str) and text.lstrip().startswith(WRAPPER):
+                    previous = text
+                    continue
+                kept.append(b)
+            content = kept
+        span.extend(item for item, _ in message_items(m["role"], content))
+    return Boundary(host="claude-code", index=0, summary="", previous_summary=previous, span=span)
+
+
+def session_of(req: WireRequest) -> str | None:
+    """The ``x-claude-code-session-id`` header, else the session named in ``metadata.user_id``."""
+    value = req.headers.get("x-claude-code-session-id")
+    if value:
+        return str(value)
+    meta = req.body.get("metadata")
+    user_id = meta.get("user_id") if isinstance(meta, dict) else None
+    if not isinstance(user_id, str) or not user_id:
+        return None
+    try:
+        parsed = json.loads(user_id)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict) and parsed.get("session_id"):
+        return str(parsed["session_id"])
+    m = _SESSION.search(user_id)
+    return m.group(1) if m else None

@@ -12,11 +12,13 @@ span says so in ``incomplete``.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from sjc_mcp.errors import TranscriptError
-from sjc_mcp.hosts.base import Boundary, Item, choose
+from sjc_mcp.formats import Compaction, WireRequest, openai_responses
+from sjc_mcp.hosts.base import Boundary, Item, by_pattern, choose, plain_boundary
 
 MID_SESSION = "the rollout starts mid-session (its first record is not the session's session_meta)"
 ENCRYPTED = "the summary was made on the server and stored encrypted (message is empty): nothing to judge"
@@ -33,74 +35,18 @@ def looks_like(first: dict[str, Any]) -> bool:
     return "payload" in first and "type" in first
 
 
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(c.get("text", "") for c in content if isinstance(c, dict) and isinstance(c.get("text"), str))
-    return ""
-
-
-def _output_text(output: Any) -> tuple[str, bool]:
-    """A function call's output: a string, a JSON string ``{"output", "metadata": {"exit_code"}}``, or a list."""
-    if isinstance(output, list):
-        return _content_text(output), False
-    if isinstance(output, dict):
-        output = json.dumps(output)
-    if not isinstance(output, str):
-        return "", False
-    text, err = output, False
-    if output.startswith("{"):
-        try:
-            obj = json.loads(output)
-        except (ValueError, RecursionError):
-            obj = None
-        if isinstance(obj, dict) and "output" in obj:
-            text = obj["output"] if isinstance(obj["output"], str) else json.dumps(obj["output"])
-            code = (obj.get("metadata") or {}).get("exit_code")
-            err = isinstance(code, int) and code != 0
-    return text, err
+def is_injected(text: str) -> bool:
+    """A user-role text Codex writes itself (environment, AGENTS.md, permissions), not the user's words."""
+    return text.lstrip().startswith(_INJECTED_USER)
 
 
 def _item(payload: dict[str, Any]) -> Item | None:
-    t = payload.get("type")
-    if t == "message":
-        text = _content_text(payload.get("content"))
-        role = payload.get("role")
-        if not text.strip():
-            return None
-        if role == "user":
-            if text.lstrip().startswith(_INJECTED_USER):
-                return None
-            return Item(role="user", content=text)
-        if role == "assistant":
-            return Item(role="assistant", content=text)
+    """A rollout ``response_item`` as an item (``formats.openai_responses``), Codex's own user-role texts
+    left out."""
+    it = openai_responses.item(payload)
+    if it is not None and it.role == "user" and is_injected(it.content):
         return None
-    if t == "reasoning":
-        summary = payload.get("summary")
-        text = _content_text(summary) if isinstance(summary, list) else ""
-        return Item(role="assistant", content=text) if text.strip() else None
-    if t in ("function_call", "custom_tool_call"):
-        args = payload.get("arguments", payload.get("input", ""))
-        return Item(
-            role="tool_call",
-            content=args if isinstance(args, str) else json.dumps(args),
-            name=payload.get("name"),
-            call_id=payload.get("call_id"),
-        )
-    if t == "local_shell_call":
-        action = payload.get("action") or {}
-        cmd = action.get("command") if isinstance(action, dict) else None
-        return Item(
-            role="tool_call",
-            content=json.dumps({"command": cmd}),
-            name="local_shell",
-            call_id=payload.get("call_id") or payload.get("id"),
-        )
-    if t in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
-        text, err = _output_text(payload.get("output"))
-        return Item(role="tool_output", content=text, call_id=payload.get("call_id"), is_error=err)
-    return None
+    return it
 
 
 def _lines(path: Path):
@@ -179,3 +125,67 @@ def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
         assert newest is not None
         return newest
     raise TranscriptError(f"{p}: boundary {index} does not exist; it has {seen}")
+
+
+# -- its compaction requests, as the proxy sees them (the Responses API) -----------------------------------
+
+PREFIX = "Another language model started to solve this problem"
+METADATA = "x-codex-turn-metadata"
+
+
+def turn_metadata(req: WireRequest) -> dict[str, Any] | None:
+    """Codex's ``x-codex-turn-metadata`` header, parsed (None when absent or not a JSON object)."""
+    raw = req.headers.get(METADATA)
+    if not raw:
+        return None
+    try:
+        meta = json.loads(raw)
+    except ValueError:
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def recognise(req: WireRequest, pattern: re.Pattern[str] | None) -> Compaction | bool | None:
+    """Codex's compaction: a server-side one (``compaction_trigger``, ``/responses/compact``: nothing to
+    prune), else what its turn metadata says (``request_kind``; any other kind is certainly not one),
+    else its prompt (the last user message, or the instructions)."""
+    if req.wire == "responses" and openai_responses.server_side(req.body, req.path):
+        how = "the /responses/compact endpoint" if req.path.endswith("/compact") else "compaction_trigger"
+        return Compaction("codex", how, server_side=True)
+    meta = turn_metadata(req)
+    if meta is not None and "request_kind" in meta:
+        if meta["request_kind"] != "compaction":
+            return False
+        return Compaction("codex", "x-codex-turn-metadata request_kind compaction")
+    return by_pattern(req, "codex", pattern)
+
+
+def _user_text(text: str) -> Item | str | None:
+    if text.lstrip().startswith(PREFIX):
+        return text  # the previous summary, as Codex hands it back after a compaction
+    return None if is_injected(text) else Item(role="user", content=text)
+
+
+def request_boundary(req: WireRequest, pattern: re.Pattern[str] | None) -> Boundary:
+    """The history being compacted: the prompt and the previous summary set apart, Codex's own
+    user-role texts (environment, AGENTS.md) left out."""
+    return plain_boundary(req, "codex", pattern, _user_text)
+
+
+def session_of(req: WireRequest) -> str | None:
+    for key in ("session-id", "session_id", "conversation_id", "conversation-id"):
+        value = req.headers.get(key)
+        if value:
+            return str(value)
+    meta = turn_metadata(req) or {}
+    for key in ("session_id", "thread_id", "conversation_id"):
+        if meta.get(key):
+            return str(meta[key])
+    return None
+
+
+def boundary_id(req: WireRequest) -> str | None:
+    """The context window being compacted, when Codex names it."""
+    meta = turn_metadata(req) or {}
+    window = meta.get("window_id") or req.headers.get("x-codex-window-id")
+    return f"codex-window:{window}" if window else None

@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from sjc_mcp.config import Config
+from sjc_mcp.formats import Compaction, WireRequest
 
 SERVER_SIDE_NOTE = "server-side compaction: nothing to prune (the provider returns the summary encrypted)"
 
@@ -48,11 +49,11 @@ def say(line: str) -> None:
     print(f"sjc proxy: {line}", file=sys.stderr, flush=True)
 
 
+# where a wire format's requests go when no upstream is given
 DEFAULT_UPSTREAM = {
     "anthropic": "https://api.anthropic.com",
     "chat": "https://api.openai.com",
     "responses": "https://api.openai.com",
-    "responses-compact": "https://api.openai.com",
 }
 HOP_BY_HOP = {
     "connection",
@@ -66,18 +67,6 @@ HOP_BY_HOP = {
     "host",
     "content-length",
 }
-
-
-def api_of(path: str) -> str | None:
-    if path.endswith("/responses/compact"):
-        return "responses-compact"
-    if path.endswith("/messages"):
-        return "anthropic"
-    if path.endswith("/chat/completions"):
-        return "chat"
-    if path.endswith("/responses"):
-        return "responses"
-    return None
 
 
 def _forward_headers(headers: Any, compaction: bool) -> list[tuple[str, str]]:
@@ -117,41 +106,46 @@ class Gate:
 
 def judge_answer(
     config: Config,
-    api: str,
-    host: str,
-    body: dict[str, Any],
+    req: WireRequest,
+    found: Compaction,
     raw: bytes,
     stream: bool,
     meta: dict[str, Any] | None = None,
     gate: Gate | None = None,
 ) -> tuple[bytes | None, dict[str, Any]]:
     """The pruned answer, or None to send the original; and what happened (the stderr line says it)."""
+    from sjc_mcp.formats import module
     from sjc_mcp.log.records import log_nothing, log_prune
-    from sjc_mcp.pipeline import prune_summary
-    from sjc_mcp.proxy.answers import FORMATS
-    from sjc_mcp.proxy.request import evidence
+    from sjc_mcp.models import PruneResult
+    from sjc_mcp.pipeline import judge_boundary
+    from sjc_mcp.proxy.request import request_boundary
     from sjc_mcp.summary import HOSTS
 
-    meta = {"op": "proxy", "surface": "proxy", "api": api, **(meta or {}), "model_requested": body.get("model")}
-    get_text, replace = FORMATS[api]
-    summary = get_text(raw, stream)
+    meta = {
+        "op": "proxy",
+        "surface": "proxy",
+        "api": req.wire,
+        **(meta or {}),
+        "model_requested": req.body.get("model"),
+    }
+    wire = module(req.wire)
+    summary = wire.answer_text(raw, stream)
     if not summary.strip():
         log_nothing(config, "the answer holds no summary text", meta)
         return None, {"status": "nothing", "note": "the answer holds no summary text"}
-    sources, previous, prose = evidence(api, body, config.proxy.patterns)
-    result = prune_summary(
-        summary,
-        sources,
-        previous_summary=previous,
-        assistant_prose=prose,
-        host=host if host in HOSTS else None,
+    boundary = request_boundary(req, found, config.proxy.patterns)
+    result = judge_boundary(
+        boundary,
+        summary=summary,
+        host=found.host if found.host in HOSTS else None,
         config=config,
-        meta=meta,
+        meta={"boundary": None, **meta},
         log=False,
     )
+    assert isinstance(result, PruneResult)
     if gate is not None and not gate.claim_log():  # the budget ran out first: the original was sent
         return None, {"status": "late"}
-    log_prune(result, summary, config, meta)
+    log_prune(result, summary, config, {"boundary": None, **meta})
     info = {
         "status": "disabled" if result.disabled else "judged",
         "entries": len(result.entries),
@@ -166,7 +160,7 @@ def judge_answer(
     }
     if result.pruned_summary == summary:
         return None, info
-    return replace(raw, stream, result.pruned_summary), info
+    return wire.replace_answer(raw, stream, result.pruned_summary), info
 
 
 def outcome_line(info: dict[str, Any]) -> str:
@@ -198,8 +192,9 @@ def create_app(config: Config, upstream: str | None = None) -> Any:
     from starlette.responses import Response, StreamingResponse
     from starlette.routing import Route
 
+    from sjc_mcp.formats import wire_of
     from sjc_mcp.log.records import log_nothing, log_status
-    from sjc_mcp.proxy.request import Compaction, boundary_of, recognise, session_of
+    from sjc_mcp.proxy.request import boundary_of, recognise, session_of
 
     state: dict[str, Any] = {}
     base = (upstream or config.proxy.upstream or "").rstrip("/")
@@ -215,14 +210,14 @@ def create_app(config: Config, upstream: str | None = None) -> Any:
         finally:
             await state["client"].aclose()
 
-    async def _prefiltered(api: str, body: dict[str, Any], raw_body: bytes, meta: dict[str, Any]) -> bytes:
+    async def _prefiltered(req: WireRequest, raw_body: bytes, meta: dict[str, Any]) -> bytes:
         """Relevance-prune the request's tool results; on any fault, the request as it came."""
         from sjc_mcp.proxy.prefilter import prefilter
 
         loop = asyncio.get_running_loop()
         try:
             new = await asyncio.wait_for(
-                loop.run_in_executor(None, prefilter, api, body, config, meta), timeout=config.proxy.judge_budget_s
+                loop.run_in_executor(None, prefilter, req, config, meta), timeout=config.proxy.judge_budget_s
             )
         except Exception as exc:
             log_status(
@@ -261,33 +256,31 @@ def create_app(config: Config, upstream: str | None = None) -> Any:
     async def handle(request: Request) -> Response:
         client: httpx.AsyncClient = state["client"]
         path = request.url.path
-        api = api_of(path)
-        origin = base or DEFAULT_UPSTREAM[api or "anthropic"]
+        api = wire_of(path)
+        origin = base or DEFAULT_UPSTREAM.get(api or "anthropic", DEFAULT_UPSTREAM["anthropic"])
         url = origin + path + (f"?{request.url.query}" if request.url.query else "")
         raw_body = await request.body()
         found: Compaction | None = None
-        body: dict[str, Any] = {}
+        req = WireRequest(api or "", path, {}, request.headers)
         if api and request.method == "POST":
             try:
                 parsed = json.loads(raw_body)
                 if isinstance(parsed, dict):
-                    body = parsed
-                    found = recognise(body, config.proxy.patterns, request.headers)
+                    req.body = parsed
+                    found = recognise(req, config.proxy.patterns)
             except ValueError:
                 pass
-            if api == "responses-compact":  # Codex's older remote compaction endpoint
-                found = Compaction("codex", "the /responses/compact endpoint", server_side=True)
         meta: dict[str, Any] = {}
         what = ""
         if found is not None:
-            session = session_of(body, request.headers)
+            session = session_of(req, found.host)
             meta = {
                 "op": "proxy",
                 "surface": "proxy",
                 "api": api,
                 "host": found.host,
                 "session": session,
-                "boundary_id": boundary_of(body, request.headers, session),
+                "boundary_id": boundary_of(req, found.host, session),
                 "recognised_by": found.how,
             }
             what = f"{found.host} compaction (session {session or '-'}, {meta['boundary_id']})"
@@ -296,11 +289,11 @@ def create_app(config: Config, upstream: str | None = None) -> Any:
             say(f"{what}: recognised by {found.how}; {SERVER_SIDE_NOTE}")
             found = None  # passed through untouched
         elif found is not None and config.proxy.prefilter:
-            raw_body = await _prefiltered(api or "", body, raw_body, meta)
+            raw_body = await _prefiltered(req, raw_body, meta)
         headers = _forward_headers(request.headers, compaction=found is not None)
-        req = client.build_request(request.method, url, headers=headers, content=raw_body)
+        outgoing = client.build_request(request.method, url, headers=headers, content=raw_body)
         try:
-            upstream_resp = await client.send(req, stream=True)
+            upstream_resp = await client.send(outgoing, stream=True)
         except httpx.HTTPError as exc:
             if found is not None:
                 log_status(config, "upstream", [f"upstream unreachable: {type(exc).__name__}"], meta)
@@ -358,12 +351,12 @@ def create_app(config: Config, upstream: str | None = None) -> Any:
             log_status(config, "upstream", [f"the upstream answered {upstream_resp.status_code}; passed through"], meta)
             say(f"{what}: recognised; the upstream answered {upstream_resp.status_code}, passed through")
             return original
-        stream = bool(body.get("stream")) or "text/event-stream" in upstream_resp.headers.get("content-type", "")
+        stream = bool(req.body.get("stream")) or "text/event-stream" in upstream_resp.headers.get("content-type", "")
         loop = asyncio.get_running_loop()
         t0 = time.perf_counter()
         try:
             gate = Gate()
-            job = loop.run_in_executor(None, judge_answer, config, api, found.host, body, raw, stream, meta, gate)
+            job = loop.run_in_executor(None, judge_answer, config, req, found, raw, stream, meta, gate)
             try:
                 pruned, info = await asyncio.wait_for(asyncio.shield(job), timeout=config.proxy.judge_budget_s)
             except asyncio.TimeoutError:

@@ -102,8 +102,8 @@ def test_a_spilled_tool_result_symlinked_out_of_the_session_folder_is_not_read(t
     (session_dir / "tool-results" / "big.txt").symlink_to(secret)
     (session_dir / "tool-results" / "ok.txt").write_text("SPILLED-INSIDE")
     spilled = "Output too large, saved to /Users/x/.claude/projects/p/s/tool-results/{}.txt"
-    assert "SECRET-OUTSIDE" not in _tool_text({"content": spilled.format("big")}, {}, session_dir)
-    assert "SPILLED-INSIDE" in _tool_text({"content": spilled.format("ok")}, {}, session_dir)
+    assert "SECRET-OUTSIDE" not in _tool_text(spilled.format("big"), {}, {}, session_dir)
+    assert "SPILLED-INSIDE" in _tool_text(spilled.format("ok"), {}, {}, session_dir)
 
 
 def test_a_decision_log_that_is_a_fifo_never_hangs_and_the_summary_comes_back(tmp_path):

@@ -220,8 +220,9 @@ def test_eval_tools_mode_on_real_transcripts(tmp_path):
     # supersession alone is safe: it drops something and loses no identifier the agent used later
     assert modes["supersession"]["tool_tokens_dropped"] > 0.02 and modes["supersession"]["identifiers_kept"] == 1.0
     assert modes["both"]["tool_tokens_dropped"] >= modes["supersession"]["tool_tokens_dropped"]
-    # the README's figure at the defaults: a quarter of the tool-result tokens go, 98 % of the identifiers stay
-    assert modes["both"]["tool_tokens_dropped"] >= 0.25 and modes["both"]["identifiers_kept"] >= 0.98
+    # the documented figure at the defaults: over a fifth of the tool-result tokens go (the reminders Claude Code
+    # appends to results are not counted as results), 98 % of the identifiers stay
+    assert modes["both"]["tool_tokens_dropped"] >= 0.22 and modes["both"]["identifiers_kept"] >= 0.98
     held = out["held_out"]
     assert held["halvings"] == 20 and sum(held["chosen"].values()) == 20
     assert 0 < held["dropped_median"] < 1 and 0 < held["kept_worst_tenth"] <= held["kept_median"] <= 1

@@ -1,0 +1,66 @@
+"""Wire formats: one reading of each format a host speaks, used by the host readers and the proxy alike.
+
+A wire module (``anthropic``, ``openai_chat``, ``openai_responses``; a host with its own API or a
+history serialised into one prompt adds its own) says, for its format:
+
+- ``NAME`` and ``matches(path)``: which request paths speak it (the proxy routes by path);
+- ``history(body)``: the request's conversation as ``Item``s, oldest first, and where each sits in the
+  body (a locator, for ``set_output`` / ``drop``, the prefilter's edits);
+- ``system_texts(body)``, ``last_user_text(body)``: where hosts put their compaction prompts;
+- ``answer_text(raw, stream)`` / ``replace_answer(raw, stream, text)``: the text of an answer, streamed or
+  not, and the same answer with another text in its place, every other byte as the upstream sent it.
+
+What a message *means* for a host (a user text the host injected, a previous summary, a notification)
+is the host's to say (``hosts/<host>.py``): a format only reads the structure.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+Locator = tuple[Any, ...]  # where an item sits in a request body (its wire format's own indices)
+
+# each wire format's name (as the decision log records it) and module, in the order the proxy tries
+# their paths
+WIRES = {"responses": "openai_responses", "anthropic": "anthropic", "chat": "openai_chat"}
+
+
+class FormatError(ValueError):
+    """An answer or request is not in the shape its format expects."""
+
+
+@dataclass(slots=True)
+class WireRequest:
+    """A model request as the proxy received it: its wire format, path, parsed JSON body and headers."""
+
+    wire: str
+    path: str
+    body: dict[str, Any]
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """A model request recognised as a host's compaction: whose, how it was told apart, and whether the
+    provider compacts on its server (nothing there to prune)."""
+
+    host: str
+    how: str
+    server_side: bool = False
+
+
+def module(name: str) -> ModuleType:
+    """The module of wire format ``name``."""
+    return importlib.import_module(f"sjc_mcp.formats.{WIRES[name]}")
+
+
+def wire_of(path: str) -> str | None:
+    """The wire format a request path speaks, or None (the proxy passes it through untouched)."""
+    for name in WIRES:
+        if module(name).matches(path):
+            return name
+    return None
