@@ -10,7 +10,10 @@ notices, closing lines, XML tags); the engine turns the remaining lines of a reg
   heading); an unclosed fence is read as plain text, so it can never swallow a heading;
 - blank lines between two entries of one section belong to the first, or to the second when that
   is a paragraph, so deleting an entry neither leaves a double gap in the middle of a list nor
-  joins a paragraph to the item above it.
+  joins a paragraph to the item above it;
+- a placeholder a host writes for an empty section ("None.", "(none)", "N/A", "No files were
+  modified.", "No prior history.") is structure: never an entry, never judged, never counted by the
+  prune-share guard.
 """
 
 from __future__ import annotations
@@ -24,6 +27,19 @@ from sjc_mcp.summary._headings import Headings, clean_title
 from sjc_mcp.text import BULLET_RE, strip_marker
 
 FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+# a whole line that only says a section is empty (with or without a list marker, brackets, a full stop)
+PLACEHOLDER = re.compile(
+    r"^[ \t]*(?:[-*+•][ \t]+)?[(\[_*]*"
+    r"(?:none|n/?a|nil|nothing|not applicable|no prior history|none (?:yet|so far|captured|recorded|identified|noted)"
+    r"|nothing (?:yet|so far|pending|to report)|no (?:\w+ ){0,2}(?:were|was|have been|has been) (?:\w+ ?){1,2})"
+    r"[)\]_*]*[.!]?[ \t]*$",
+    re.IGNORECASE,
+)
+
+
+def is_placeholder(line: str) -> bool:
+    """A line that only says its section is empty."""
+    return len(line) < 80 and PLACEHOLDER.match(line) is not None
 _LEADING_BLANKS = re.compile(r"^(?:[ \t\r]*\n)+")
 
 Heading = Callable[[str], "str | None"]
@@ -140,7 +156,7 @@ class Builder:
                 i += 1
                 continue
             if i not in fences:
-                if structure is not None and structure(s):
+                if (structure is not None and structure(s)) or is_placeholder(s):
                     cur, stack, prev = None, [], "boundary"
                     self.structure()
                     i += 1

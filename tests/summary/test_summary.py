@@ -465,3 +465,26 @@ def test_unstructured_summaries_have_no_entries(text, why):
 def test_two_paragraphs_or_one_heading_are_structure():
     assert split_summary("First paragraph.\n\nSecond paragraph.\n").unstructured is None
     assert split_summary("## Progress\nAll done.\n").unstructured is None
+
+
+@pytest.mark.parametrize(
+    "placeholder", ["None.", "- None", "(none)", "None captured.", "No prior history.", "No files were modified.", "N/A"]
+)
+def test_a_placeholder_for_an_empty_section_is_structure(placeholder):
+    """What a host writes for an empty section is never an entry: never judged, never pruned, never counted
+    by the prune-share guard."""
+    from sjc_mcp.pipeline import prune_summary
+
+    text = (
+        f"## Decisions\n{placeholder}\n\n## Open TODOs\n- Publish version 2.0 to PyPI\n\n"
+        f"## Exact identifiers\n{placeholder}\n- `pytest -q`: 48 passed in 0.61s\n- port 8431 in config.yaml\n"
+    )
+    parsed = split_summary(text)
+    assert [e.first_line for e in parsed.entries] == [
+        "Publish version 2.0 to PyPI",
+        "`pytest -q`: 48 passed in 0.61s",
+        "port 8431 in config.yaml",
+    ]
+    r = prune_summary(text, ["pytest -q\n48 passed in 0.61s", "config.yaml\nport: 8431"], log=False)
+    assert [e.decision for e in r.entries] == ["prune", "keep", "keep"] and r.pruned_summary.count(placeholder) == 2
+    assert split_summary("## Notes\n- No tests were added to the suite\n").entries  # a claim, not a placeholder
