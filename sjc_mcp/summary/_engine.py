@@ -40,6 +40,8 @@ PLACEHOLDER = re.compile(
 def is_placeholder(line: str) -> bool:
     """A line that only says its section is empty."""
     return len(line) < 80 and PLACEHOLDER.match(line) is not None
+
+
 _LEADING_BLANKS = re.compile(r"^(?:[ \t\r]*\n)+")
 
 Heading = Callable[[str], "str | None"]

@@ -468,7 +468,8 @@ def test_two_paragraphs_or_one_heading_are_structure():
 
 
 @pytest.mark.parametrize(
-    "placeholder", ["None.", "- None", "(none)", "None captured.", "No prior history.", "No files were modified.", "N/A"]
+    "placeholder",
+    ["None.", "- None", "(none)", "None captured.", "No prior history.", "No files were modified.", "N/A"],
 )
 def test_a_placeholder_for_an_empty_section_is_structure(placeholder):
     """What a host writes for an empty section is never an entry: never judged, never pruned, never counted
