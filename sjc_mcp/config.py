@@ -150,7 +150,11 @@ class Config:
         as a file is: ``Config.of(threshold=0.3, openai={"base_url": ...})``."""
         from sjc_mcp.validate import convert
 
-        cfg = convert({k: asdict(v) if is_dataclass(v) else v for k, v in data.items()}, cls, error=ConfigError)
+        cfg = convert(
+            {k: asdict(v) if is_dataclass(v) and not isinstance(v, type) else v for k, v in data.items()},
+            cls,
+            error=ConfigError,
+        )
         cfg.explicit = frozenset(data)
         return cfg
 

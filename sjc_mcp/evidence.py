@@ -84,7 +84,8 @@ class EvidenceIndex:
         self._words: list[bytes] | None = []  # every word, while the span is small enough for Python
         self._ids: list[Any] = []  # numpy arrays of word ids, batch by batch, once it is not
         self._n_words = 0
-        self._c = _bm25.Index(_STOP_BYTES) if _bm25 is not None else None
+        self._c: Any = _bm25.Index(_STOP_BYTES) if _bm25 is not None else None
+        self.backend: str = "python"
         pieces: list[str] = []  # the batch's passages, lower-cased
         size = 0
         for si, src in enumerate(self.sources):

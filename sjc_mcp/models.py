@@ -327,7 +327,7 @@ def evidence_source(obj: Any) -> Source:
             and (name is None or type(name) is str)
             and (call is None or type(call) is str)
         ):
-            return Source(kind=kind, content=obj["content"], name=name, call=call)
+            return Source(kind=kind, content=obj["content"], name=name, call=call)  # type: ignore[arg-type]
     from sjc_mcp.validate import convert
 
     return convert(obj, EvidenceItem).to_source()

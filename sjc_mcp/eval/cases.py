@@ -41,7 +41,7 @@ class Case:
     labels: list[Label] = field(default_factory=list)
 
 
-def _items(raw: list[dict[str, Any]]) -> list[Item]:
+def _items(raw: Any) -> list[Item]:
     out = []
     for it in raw or []:
         role = it.get("role")

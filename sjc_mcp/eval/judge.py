@@ -236,7 +236,9 @@ def summarise(entries: list[dict[str, Any]], by_case: list[dict[str, Any]], **me
             "auroc": m["auroc"],
             "forward": is_forward(name),
         }
-    by_set = {s: _metrics([r for r in entries if r.get("set") == s]) for s in sorted({r.get("set") for r in entries})}
+    by_set = {
+        s: _metrics([r for r in entries if r.get("set") == s]) for s in sorted({r.get("set") for r in entries}, key=str)
+    }
     hist = [0] * 10
     for r in scored:
         hist[min(9, int(r["score"] * 10))] += 1

@@ -102,9 +102,10 @@ def drop(body: dict[str, Any], locs: list[Locator]) -> None:
 
 
 def _is_text_delta(obj: dict[str, Any] | None) -> bool:
-    return (
-        bool(obj) and obj.get("type") == "content_block_delta" and (obj.get("delta") or {}).get("type") == "text_delta"
-    )  # type: ignore[union-attr]
+    if not obj or obj.get("type") != "content_block_delta":
+        return False
+    delta = obj.get("delta")
+    return isinstance(delta, dict) and delta.get("type") == "text_delta"
 
 
 def answer_text(raw: bytes, stream: bool) -> str:

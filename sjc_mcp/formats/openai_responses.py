@@ -77,7 +77,7 @@ def item(payload: dict[str, Any]) -> Item | None:
             call_id=_str(payload.get("call_id")),
         )
     if t == "local_shell_call":
-        action = payload.get("action") if isinstance(payload.get("action"), dict) else {}
+        action: dict[str, Any] = payload["action"] if isinstance(payload.get("action"), dict) else {}
         return Item(
             role="tool_call",
             content=json.dumps({"command": action.get("command")}, ensure_ascii=False),

@@ -69,16 +69,17 @@ class CodexHook(HookBase):
         """The newest compaction of the rollout, waiting briefly for its record if the file lags."""
         from sjc_mcp.hosts import codex
 
-        if self.transcript is None:
+        transcript = self.transcript
+        if transcript is None:
             raise ValueError(f"{self.event} payload has no transcript_path")
 
         def probe() -> Any:
             try:
-                return codex.read_boundary(self.transcript)
+                return codex.read_boundary(transcript)
             except TranscriptError:  # no compacted record yet
                 return None
 
-        b = wait_for(probe, self.transcript, min(5.0, self.config.hook.time_budget_s / 2))
+        b = wait_for(probe, transcript, min(5.0, self.config.hook.time_budget_s / 2))
         if b is None:
             raise RuntimeError(f"no compacted record in {self.transcript}")
         return b

@@ -45,7 +45,8 @@ def _records(path: Path) -> list[dict[str, Any]]:
         except (ValueError, RecursionError):
             continue
         if isinstance(d, dict):
-            out.append(d.get("message") if isinstance(d.get("message"), dict) and "role" in d["message"] else d)
+            message = d.get("message")
+            out.append(message if isinstance(message, dict) and "role" in message else d)
     return out
 
 
@@ -70,7 +71,7 @@ def _split(path: Path) -> list[tuple[list[Item], str]]:
             continue
         span.append(
             Item(
-                role=role,
+                role=role,  # type: ignore[arg-type]
                 content=_content(r.get("content")),
                 name=r.get("name"),  # type: ignore[arg-type]
                 call_id=r.get("call_id") or r.get("tool_call_id"),

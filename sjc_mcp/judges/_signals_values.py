@@ -242,14 +242,12 @@ def unsourced_counts(
     for p in found_probes if found_probes is not None else probes(entry, lambda a: False):
         if not p.count or p.before or not all(_PLURAL.match(t) and t not in _VERBS for t in p.thing):
             continue
-        quick = lowered is not None and p.key.isascii()
+        low = lowered if lowered is not None and p.key.isascii() else None
         if any(
-            p.states(t)
-            for i, t in enumerate(sources)
-            if not (quick and lowered[i] is not None and p.key not in lowered[i])
+            p.states(t) for i, t in enumerate(sources) if not (low and (li := low[i]) is not None and p.key not in li)
         ) or verify(p, -1):
             continue
-        in_prose = bool(prose) and not (quick and prose_lowered is not None and p.key not in prose_lowered)
+        in_prose = bool(prose) and not (low is not None and prose_lowered is not None and p.key not in prose_lowered)
         out.append((f"{p.value[0]} {sorted(p.thing)[0]}", in_prose and p.states(prose)))
     return out
 

@@ -28,7 +28,7 @@ def _questions(keys: list[tuple[str, str]], question: str, true: str, false: str
 
 def _read_answers(s: _remote.Session, data: dict[str, Any], keys: dict[str, int]) -> None:
     s.saw_model(data)
-    answers = data.get("answers") if isinstance(data.get("answers"), dict) else {}
+    answers: dict[str, Any] = data["answers"] if isinstance(data.get("answers"), dict) else {}
     for key, i in keys.items():
         ans = answers.get(key)
         s.scores[i] = _remote.probability(ans.get("noul")) if isinstance(ans, dict) else None

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,7 @@ def trust_hash(event: str, handler: dict[str, Any], matcher: str | None = None) 
 
 def _positions(settings: dict[str, Any]) -> list[tuple[str, int, int, Any, Any]]:
     """(event, group index, handler index, group, handler) of every hook handler, in file order."""
-    out = []
+    out: list[tuple[str, int, int, Any, Any]] = []
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
         return out
@@ -143,10 +144,10 @@ def _state_tables(lines: list[str]) -> dict[str, tuple[int, int]]:
 
 
 def _parse_toml(text: str, path: Path) -> dict[str, Any]:
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -283,8 +284,8 @@ def apply_untrust(plan: tuple[Path, str, str, int], dry_run: bool) -> str | None
     if dry_run:
         return f"{config}: would remove the trust of {removed} sjc hook(s)"
     if not out.strip():
-        backup = settings_file.backup(config)
+        saved = settings_file.backup(config)
         config.unlink()
-        return f"{config}: sjc hook trust removed, file was otherwise empty and is gone (backup: {backup})"
+        return f"{config}: sjc hook trust removed, file was otherwise empty and is gone (backup: {saved})"
     backup = settings_file.write_text(config, out)
     return f"{config}: trust of {removed} sjc hook(s) removed (backup: {backup})"

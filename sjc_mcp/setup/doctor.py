@@ -273,7 +273,8 @@ def _codex() -> list[Check]:
             )
         )
     provider = config.get("model_provider")
-    table = (config.get("model_providers") or {}).get(provider) if provider else None
+    providers = config.get("model_providers")
+    table = providers.get(provider) if provider and isinstance(providers, dict) else None
     base = table.get("base_url") if isinstance(table, dict) else None
     if isinstance(base, str) and urlparse(base).hostname in ("127.0.0.1", "localhost", "::1"):
         up = _listening(base)
@@ -285,7 +286,7 @@ def _codex() -> list[Check]:
                 None if up else f"sjc proxy --listen {urlparse(base).netloc}",
             )
         )
-        if str(table.get("name", "")) == "OpenAI":
+        if isinstance(table, dict) and str(table.get("name", "")) == "OpenAI":
             out.append(
                 Check(
                     WARN,

@@ -67,9 +67,9 @@ def uninstall(host: str, scope: str = "user", dry_run: bool = False) -> tuple[Pa
     elif dry_run:
         lines.append(json.dumps(after, indent=2))
     elif not after:  # nothing but our hooks was there: leave no empty settings file behind
-        backup = settings_file.backup(path)
+        saved = settings_file.backup(path)
         path.unlink()
-        lines.append(f"{path}: sjc hooks removed, file was otherwise empty and is gone (backup: {backup})")
+        lines.append(f"{path}: sjc hooks removed, file was otherwise empty and is gone (backup: {saved})")
     else:
         backup = settings_file.write_json(path, after)
         lines.append(f"{path}: sjc hooks removed (backup: {backup})")

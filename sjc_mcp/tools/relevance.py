@@ -244,8 +244,8 @@ def run(
     verdicts = []
     for r in request.results:
         d = decisions.get(r.id, "keep")
-        full = items[r.index].content
-        size = 0 if d == "drop" else len(texts[r.id]) if d in ("supersede", "truncate") else len(full)
+        result_text = items[r.index].content
+        size = 0 if d == "drop" else len(texts[r.id]) if d in ("supersede", "truncate") else len(result_text)
         verdicts.append(
             ToolVerdict(
                 id=r.id,
@@ -254,7 +254,7 @@ def run(
                 tool=r.tool,
                 score=scores.get(r.id),
                 decision=d,
-                chars_before=len(full),
+                chars_before=len(result_text),
                 chars_after=size,
                 superseded_by=sup[r.id].later if r.id in sup and d != "drop" else None,
                 note=sup[r.id].stub if r.id in sup and d != "drop" else None,
@@ -340,7 +340,7 @@ def messages_from_json(data: Any) -> list[Item]:
             content = json.dumps(content, ensure_ascii=False) if content is not None else ""
         out.append(
             Item(
-                role=role,
+                role=role,  # type: ignore[arg-type]
                 content=content,
                 name=m.get("name"),
                 call_id=m.get("call_id") or m.get("id"),

@@ -60,7 +60,7 @@ def candidates(items: Sequence[Item], keep_recent_turns: int, judge_chars: int) 
     """Completed tool results before the most recent ``keep_recent_turns`` turns."""
     cutoff = recent_start(items, keep_recent_turns)
     calls = {it.call_id: i for i, it in enumerate(items) if it.role == "tool_call" and it.call_id}
-    out = []
+    out: list[ToolResult] = []
     for i, it in enumerate(items[:cutoff]):
         if it.role != "tool_output":
             continue
