@@ -24,28 +24,42 @@ if TYPE_CHECKING:
     from typing import Any
 
 MAX_STDIN = 20_000_000
-# host -> (module, class, the events it handles); the modules are imported only for these events. An event
-# handled only when a payload field has one value names that (field, value): Codex sends SessionStart at
-# every start and resume, and sjc acts only on the one a compaction starts (source "compact").
-HOSTS: dict[str, tuple[str, str, dict[str, tuple[str, str] | None]]] = {
+Events = dict[str, tuple["str | None", "tuple[str, str] | None"]]
+# The one table of each hook host: its module and hook class, and every event sjc acts on with the matcher
+# ``sjc install`` writes for it and, where sjc acts on one payload value only, that (field, value): Codex
+# sends SessionStart at every start and resume, and sjc acts only on the one a compaction starts. Any
+# other event returns before the host's module is imported.
+HOSTS: dict[str, tuple[str, str, Events]] = {
     "claude-code": (
         "sjc_mcp.hook.claude_code",
         "ClaudeCodeHook",
-        {"PreCompact": None, "PostCompact": None, "UserPromptSubmit": None, "PostToolBatch": None},
+        {
+            "PreCompact": ("manual|auto", None),
+            "PostCompact": ("manual|auto", None),
+            "UserPromptSubmit": (None, None),
+            "PostToolBatch": (None, None),
+        },
     ),
+    # Codex 0.171.0 at a compaction: PreCompact, the compaction request, PostCompact, then
+    # SessionStart(source "compact") whose additionalContext reaches the very next model request.
+    # UserPromptSubmit hands over a note only if SessionStart could not.
     "codex": (
         "sjc_mcp.hook.codex",
         "CodexHook",
-        {"PostCompact": None, "SessionStart": ("source", "compact"), "UserPromptSubmit": None},
+        {
+            "PostCompact": (None, None),
+            "SessionStart": ("compact", ("source", "compact")),
+            "UserPromptSubmit": (None, None),
+        },
     ),
 }
 
 
-def _handled(events: dict[str, tuple[str, str] | None], payload: dict[str, Any]) -> bool:
+def _handled(events: Events, payload: dict[str, Any]) -> bool:
     event = str(payload.get("hook_event_name") or "")
     if event not in events:
         return False
-    only = events[event]
+    only = events[event][1]
     return only is None or payload.get(only[0]) == only[1]
 
 

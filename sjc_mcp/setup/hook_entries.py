@@ -1,4 +1,4 @@
-"""sjc's entries in a host's hook settings: which events run ``sjc hook HOST``, which entries are sjc's,
+"""sjc's entries in a host's hook settings: which events run ``sjc-hook HOST``, which entries are sjc's,
 and the settings with exactly those entries merged in or taken out (everything else kept as it was)."""
 
 from __future__ import annotations
@@ -11,35 +11,31 @@ from pathlib import Path
 from typing import Any
 
 from sjc_mcp.errors import InputError
+from sjc_mcp.hook import HOSTS
 
-MARK = "sjc hook"
+# a hook command is sjc's when it runs ``sjc-hook`` (or, as earlier versions installed it, ``sjc hook``)
+MARKS = ("sjc-hook", "sjc hook")
 
-# event -> matcher (None: no matcher key), per host
+# event -> matcher (None: no matcher key), per host: from the hook hosts' one table
 EVENTS: dict[str, dict[str, str | None]] = {
-    "claude-code": {
-        "PreCompact": "manual|auto",
-        "PostCompact": "manual|auto",
-        "UserPromptSubmit": None,
-        "PostToolBatch": None,
-    },
-    # Codex 0.171.0 at a compaction: PreCompact, the compaction request, PostCompact, then
-    # SessionStart(source "compact") whose additionalContext reaches the very next model request.
-    # UserPromptSubmit hands over a note only if SessionStart could not.
-    "codex": {"PostCompact": None, "SessionStart": "compact", "UserPromptSubmit": None},
+    host: {event: matcher for event, (matcher, _) in events.items()} for host, (_, _, events) in HOSTS.items()
 }
 
 
-def sjc_command() -> str:
-    """The absolute path of this ``sjc``, so the hook runs whatever PATH the host has."""
-    exe = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0].endswith("sjc") else None
-    if exe is None or not exe.exists():
-        found = shutil.which("sjc") or shutil.which("sjc", path=os.path.dirname(sys.executable))
-        exe = Path(found) if found else None
-    return str(exe) if exe else "sjc"
+def hook_command() -> str:
+    """The absolute path of the ``sjc-hook`` installed with this sjc, so the hook runs whatever PATH the
+    host has; the bare name when it cannot be found."""
+    here = Path(sys.argv[0]).resolve().parent if sys.argv and sys.argv[0] else None
+    for folder in [str(here) if here else None, os.path.dirname(sys.executable), None]:
+        found = shutil.which("sjc-hook", path=folder) if folder is not None else shutil.which("sjc-hook")
+        if found:
+            return str(Path(found).absolute())
+    return "sjc-hook"
 
 
 def hook_block(host: str, command: str | None = None, timeout: int = 30) -> dict[str, list[dict[str, Any]]]:
-    cmd = f"{command or sjc_command()} hook {host}"
+    """The hook entries of ``host``; ``command``: the hook program (default: this install's ``sjc-hook``)."""
+    cmd = f"{command or hook_command()} {host}"
     out: dict[str, list[dict[str, Any]]] = {}
     for event, matcher in EVENTS[host].items():
         group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
@@ -49,7 +45,7 @@ def hook_block(host: str, command: str | None = None, timeout: int = 30) -> dict
 
 
 def is_ours(h: Any) -> bool:
-    return isinstance(h, dict) and MARK in str(h.get("command", ""))
+    return isinstance(h, dict) and any(mark in str(h.get("command", "")) for mark in MARKS)
 
 
 def _strip_ours(groups: list[Any]) -> list[Any]:

@@ -1,7 +1,7 @@
 """``sjc install`` / ``sjc uninstall``: merge the hook entries into a host's settings and take them out.
 
-Only entries whose command runs ``sjc hook`` are ours (``hook_entries``); every other key and hook is kept
-as it was. The settings file is backed up before the first change and written atomically
+Only entries whose command runs ``sjc-hook`` (or ``sjc hook``) are ours (``hook_entries``); every other
+key and hook is kept as it was. The settings file is backed up before the first change and written atomically
 (``settings_file``); installing twice changes nothing. For Codex, ``--trust`` also writes the hooks'
 trust into its config.toml, and ``uninstall`` takes it out (``codex_trust``).
 """

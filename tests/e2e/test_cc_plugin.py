@@ -277,7 +277,7 @@ def test_install_from_folder_tools_hooks_uninstall(tmp_path: Path, api: FakeMess
     assert cc_plugin_fake.SUPPORTED in result["pruned_summary"]
     session = json.loads(run.stdout)["session_id"]
 
-    # a compaction in that session: the plugin's hooks run sjc hook, which logs its decision
+    # a compaction in that session: the plugin's hooks run sjc-hook, which logs its decision
     host.claude("-p", "/compact", "--continue", "--output-format", "json")
     # PostCompact returns at once and judges in a process of its own: wait for its record, bounded
     deadline = time.monotonic() + 30

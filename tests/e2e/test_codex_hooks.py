@@ -38,7 +38,7 @@ def session_of(req: dict[str, Any]) -> str:
 
 
 def sjc_hooks(hooks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [h for h in hooks if "sjc hook codex" in str(h.get("command"))]
+    return [h for h in hooks if "sjc-hook codex" in str(h.get("command"))]
 
 
 class Run:

@@ -66,19 +66,14 @@ def test_broken_settings_is_a_clear_error(tmp_path):
 
 def test_shipped_hook_files_match_what_install_writes():
     hooks = ROOT / "hooks"
-    assert json.loads((hooks / "claude-code-settings.json").read_text())["hooks"] == hook_block("claude-code", "sjc")
+    assert json.loads((hooks / "claude-code-settings.json").read_text())["hooks"] == hook_block("claude-code", "sjc-hook")
     plugin = json.loads((hooks / "hooks.json").read_text())["hooks"]
-    expected = json.loads(
-        json.dumps(hook_block("claude-code", '"${CLAUDE_PLUGIN_ROOT}/hooks/sjc-hook"')).replace(
-            'sjc-hook\\" hook claude-code', 'sjc-hook\\" claude-code'
-        )
-    )
-    assert plugin == expected
+    assert plugin == hook_block("claude-code", '"${CLAUDE_PLUGIN_ROOT}/hooks/sjc-hook"')
     assert (hooks / "sjc-hook").stat().st_mode & 0o111
 
 
 def test_shipped_codex_hooks_file_matches_what_install_writes():
-    assert json.loads((ROOT / "hooks" / "codex-hooks.json").read_text())["hooks"] == hook_block("codex", "sjc")
+    assert json.loads((ROOT / "hooks" / "codex-hooks.json").read_text())["hooks"] == hook_block("codex", "sjc-hook")
 
 
 def test_backups_are_never_overwritten(isolated_home, monkeypatch):
@@ -91,9 +86,9 @@ def test_backups_are_never_overwritten(isolated_home, monkeypatch):
     original = '{"model": "opus", "hooks": {}}\n'
     settings.write_text(original)
     monkeypatch.setattr(settings_file.time, "strftime", lambda fmt: "20261130-120000")  # all within one second
-    inst.install("claude-code", "user", command="/x/sjc")
+    inst.install("claude-code", "user", command="/x/sjc-hook")
     inst.uninstall("claude-code", "user")
-    inst.install("claude-code", "user", command="/x/sjc")
+    inst.install("claude-code", "user", command="/x/sjc-hook")
     backups = sorted(settings.parent.glob("settings.json.sjc-backup-*"))
     assert len(backups) == 3
     assert backups[0].read_text() == original  # the first backup still holds the user's own settings
@@ -120,11 +115,11 @@ def test_install_over_an_older_install_replaces_its_stale_events(isolated_home):
         }
     }
     settings.write_text(json.dumps(old))
-    inst.install("claude-code", "user", command="/new/sjc")
+    inst.install("claude-code", "user", command="/new/sjc-hook")
     now = json.loads(settings.read_text())
     assert now["hooks"]["SessionStart"] == [old["hooks"]["SessionStart"][1]]
     commands = [h["command"] for groups in now["hooks"].values() for g in groups for h in g["hooks"]]
-    assert "/old/sjc hook claude-code" not in commands and "/new/sjc hook claude-code" in commands
+    assert "/old/sjc hook claude-code" not in commands and "/new/sjc-hook claude-code" in commands
     before = settings.read_text()
-    inst.install("claude-code", "user", command="/new/sjc")  # again: nothing changes
+    inst.install("claude-code", "user", command="/new/sjc-hook")  # again: nothing changes
     assert settings.read_text() == before
