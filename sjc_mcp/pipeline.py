@@ -1,9 +1,13 @@
 """Split, retrieve, judge, decide, render, log: the one library call every surface goes through.
 
+As a library it writes nothing and prints nothing: what the caller should know comes back in the result
+(``warnings``, ``errors``); a decision-log record is written only with ``log=True`` (to the config's
+``decision_log``), as every surface of sjc asks for it.
+
 What every surface inherits from here, besides the judgment itself:
 
 - a summary the splitter finds no entries in (not text, no structure) is returned byte for byte,
-  judged as nothing, with a warning on stderr and a log record of status ``unstructured``;
+  judged as nothing, with a warning (and, when logging, a record of status ``unstructured``);
 - on a span that visibly starts mid-session (``incomplete_span``), an entry with no source in the
   span is ``unjudged``, not pruned: its source may lie before the file's first record;
 - on a span with no user message at all, entries of the sections that restate the user's words are
@@ -15,7 +19,6 @@ What every surface inherits from here, besides the judgment itself:
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -51,10 +54,6 @@ MAX_EVIDENCE_BYTES = 20_000_000
 
 EvidenceLike = Source | EvidenceItem | dict[str, Any] | str
 MID_SESSION = "the span starts mid-session"
-
-
-def _say(msg: str) -> None:
-    print(f"sjc: {msg}", file=sys.stderr)
 
 
 def to_sources(evidence: Iterable[EvidenceLike]) -> list[Source]:
@@ -302,8 +301,6 @@ def _judge(
                 incomplete_span=bool(incomplete),
                 guarded=guarded,
             )
-    for w in result.warnings:
-        _say(w)
     result.duration_ms = t.ms
     return result, parsed, config
 
@@ -322,7 +319,7 @@ def judge_summary(
     retained: Sequence[Turn] = (),
     assistant_prose: Sequence[str] = (),
     incomplete_span: str | bool | None = None,
-    log: bool = True,
+    log: bool = False,
     meta: dict[str, Any] | None = None,
 ) -> JudgeResult:
     """Score every entry of ``summary`` against ``evidence`` (and the previous summary) and decide.
@@ -362,7 +359,7 @@ def prune_summary(
     retained: Sequence[Turn] = (),
     assistant_prose: Sequence[str] = (),
     incomplete_span: str | bool | None = None,
-    log: bool = True,
+    log: bool = False,
     meta: dict[str, Any] | None = None,
 ) -> PruneResult:
     """Judge, then delete the entries scored below the threshold. Kept text stays byte-identical;
@@ -412,7 +409,7 @@ def judge_boundary(
     config: Config | None = None,
     judge: Judge | None = None,
     meta: dict[str, Any] | None = None,
-    log: bool = True,
+    log: bool = False,
 ) -> JudgeResult | PruneResult:
     """One compaction judged (and pruned, with ``prune``): ``summary`` (by default the boundary's own)
     against the span's tool outputs and user messages (plus ``evidence``), its previous summary, task,

@@ -62,10 +62,10 @@ EVIDENCE = [{"kind": "tool_output", "content": "retries=3"}, {"kind": "user_mess
 
 def test_unsourced_entries_are_unjudged_on_an_incomplete_span(tmp_path):
     judge = ByWord(low=("cache", "Deploy", "public API"), contra=("cache",))
-    complete = prune_summary(SUMMARY, EVIDENCE, config=cfg(tmp_path), judge=judge)
+    complete = prune_summary(SUMMARY, EVIDENCE, config=cfg(tmp_path), judge=judge, log=True)
     assert [e.decision for e in complete.entries] == ["keep", "prune", "prune", "prune"]
     assert not complete.incomplete_span and not complete.warnings
-    r = prune_summary(SUMMARY, EVIDENCE, config=cfg(tmp_path), judge=judge, incomplete_span=True)
+    r = prune_summary(SUMMARY, EVIDENCE, config=cfg(tmp_path), judge=judge, incomplete_span=True, log=True)
     # a contradiction is a source in the span: still pruned; the rest have no source here, so unjudged
     assert [e.decision for e in r.entries] == ["keep", "prune", "unjudged", "unjudged"]
     assert r.incomplete_span and r.removed == 1
@@ -80,11 +80,11 @@ def test_unsourced_entries_are_unjudged_on_an_incomplete_span(tmp_path):
 def test_user_entries_are_not_flagged_without_user_messages(tmp_path):
     judge = ByWord(low=("public API", "Deploy"))
     tools_only = [EVIDENCE[0]]
-    r = prune_summary(SUMMARY, tools_only, config=cfg(tmp_path), judge=judge)
+    r = prune_summary(SUMMARY, tools_only, config=cfg(tmp_path), judge=judge, log=True)
     decisions = {e.section: e.decision for e in r.entries}
     assert decisions["All user messages"] == "unjudged" and decisions["Pending Tasks"] == "prune"
     assert any("holds no user message: 1 entry" in w for w in r.warnings)
-    with_user = prune_summary(SUMMARY, EVIDENCE, config=cfg(tmp_path), judge=judge)
+    with_user = prune_summary(SUMMARY, EVIDENCE, config=cfg(tmp_path), judge=judge, log=True)
     assert {e.section: e.decision for e in with_user.entries}["All user messages"] == "prune"
 
 
@@ -95,7 +95,7 @@ def test_the_boundary_carries_the_flag_to_every_surface(tmp_path):
     path.write_text("".join(json.dumps(r) + "\n" for r in recs))
     b = read_boundary(path, 0)
     assert b.incomplete and "mid-session" in b.incomplete
-    r = judge_boundary(b, config=cfg(tmp_path), judge=ByWord(low=("flaky",)))
+    r = judge_boundary(b, config=cfg(tmp_path), judge=ByWord(low=("flaky",)), log=True)
     assert r.incomplete_span and r.removed == 0 and r.entries[0].decision == "unjudged"
 
 

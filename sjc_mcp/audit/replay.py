@@ -55,7 +55,8 @@ def replay(paths: Sequence[str], config: Config, progress: bool = True) -> dict[
         for f, i in plan:
             try:
                 b = read_boundary(f, i)
-                r = judge_boundary(b, config=shadow, meta={"op": "replay", "surface": "replay", "transcript": str(f)})
+                meta = {"op": "replay", "surface": "replay", "transcript": str(f)}
+                r = judge_boundary(b, config=shadow, meta=meta, log=True)
                 pruned += sum(e.decision == "prune" for e in r.entries)
                 done += 1
             except SJCError as exc:

@@ -19,6 +19,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--boundary", type=int, metavar="N", help="which compaction of --transcript (default: newest)")
     p.add_argument("--evidence", metavar="FILE", nargs="*", action="extend", default=[], help="tool output files")
     p.add_argument("--evidence-jsonl", metavar="FILE", help="evidence as JSON lines {kind, name, content}")
+    p.add_argument(
+        "--no-evidence",
+        action="store_true",
+        help="judge against nothing but --previous (without it, a run with no evidence is refused)",
+    )
     p.add_argument("--previous", metavar="FILE", help="the previous committed summary")
     p.add_argument("--task", metavar="FILE", help="the fixed task prompt the host keeps (not a source)")
     p.add_argument("--host", help="force a summary format: claude-code, codex, gemini, openclaw, hermes, generic")
@@ -65,8 +70,15 @@ def judge_or_prune(args: argparse.Namespace, prune: bool) -> int:
         meta = {"transcript": args.transcript}
     elif args.boundary is not None:
         raise InputError("--boundary needs --transcript")
+    if boundary is None and not (args.evidence or args.evidence_jsonl or args.no_evidence):
+        raise InputError(
+            "no evidence given: pass --evidence FILE..., --evidence-jsonl FILE or --transcript PATH "
+            "(--no-evidence to judge against nothing: every entry without a source in --previous goes)"
+        )
     summary = None
     if args.summary is not None or boundary is None:
+        if args.summary in (None, "-") and sys.stdin.isatty():
+            print("sjc: reading the summary from stdin (end it with Ctrl-D, or pass --summary FILE)", file=sys.stderr)
         summary = inputs.read_text(args.summary or "-", "summary")
         meta.setdefault("source", args.summary if args.summary not in (None, "-") else "stdin")
         if summary is None or not summary.strip():
@@ -74,6 +86,8 @@ def judge_or_prune(args: argparse.Namespace, prune: bool) -> int:
     sources = inputs.evidence_files(args.evidence)
     if args.evidence_jsonl:
         sources += inputs.evidence_jsonl(args.evidence_jsonl)
+    if (args.evidence or args.evidence_jsonl) and not any(s.content.strip() for s in sources) and not args.no_evidence:
+        raise InputError("the evidence given is empty: every --evidence file and --evidence-jsonl item has no text")
     previous = inputs.read_text(args.previous, "previous summary")
     task = inputs.read_text(args.task, "task")
     common = {"host": args.host, "threshold": args.threshold, "config": config, "meta": meta}
@@ -81,7 +95,14 @@ def judge_or_prune(args: argparse.Namespace, prune: bool) -> int:
         from sjc_mcp.pipeline import judge_boundary
 
         r = judge_boundary(
-            boundary, prune=prune, summary=summary, evidence=sources, previous_summary=previous, task=task, **common
+            boundary,
+            prune=prune,
+            summary=summary,
+            evidence=sources,
+            previous_summary=previous,
+            task=task,
+            log=True,
+            **common,
         )
         if r.note:
             print(f"sjc: nothing to judge at boundary {boundary.index}: {r.note}", file=sys.stderr)
@@ -89,7 +110,9 @@ def judge_or_prune(args: argparse.Namespace, prune: bool) -> int:
     else:
         fn = prune_summary if prune else judge_summary
         assert summary is not None
-        r = fn(summary, sources, previous_summary=previous, task=task, **common)  # type: ignore[arg-type]
+        r = fn(summary, sources, previous_summary=previous, task=task, log=True, **common)  # type: ignore[arg-type]
+    for warning in r.warnings:
+        print(f"sjc: {warning}", file=sys.stderr)
     if isinstance(r, PruneResult):
         if args.json:
             out = {

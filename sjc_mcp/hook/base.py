@@ -141,9 +141,12 @@ class HookBase:
 
         extra = [Source(kind="user_message", content=extra_user)] if extra_user else []
         if boundary is not None:
-            r = judge_boundary(boundary, summary=summary, evidence=extra, config=self.config, meta=self.meta())
+            r = judge_boundary(
+                boundary, summary=summary, evidence=extra, config=self.config, meta=self.meta(), log=True
+            )
         else:
-            r = prune_summary(summary, extra, config=self.config, meta=self.meta(boundary=None, boundary_id=None))
+            meta = self.meta(boundary=None, boundary_id=None)
+            r = prune_summary(summary, extra, config=self.config, meta=meta, log=True)
         pruned = [{"section": e.section, "text": e.text} for e in r.entries if e.decision == "prune"]
         incomplete = bool(getattr(r, "incomplete_span", False))
         for warning in getattr(r, "warnings", None) or []:

@@ -231,7 +231,7 @@ def create_server(
             if args["transcript_path"]:
                 b, meta = read_allowed(args["transcript_path"], args["boundary"], user)
                 r = pipeline.judge_boundary(
-                    b, prune=op == "prune", summary=summary, evidence=args["evidence"], meta=meta, **common
+                    b, prune=op == "prune", summary=summary, evidence=args["evidence"], meta=meta, log=True, **common
                 )
                 if r.note:
                     raise SJCError(f"nothing to judge at boundary {b.index}: {r.note}")
@@ -241,7 +241,7 @@ def create_server(
             if not summary:
                 raise SJCError("give a summary, or a transcript_path to take it from")
             fn = pipeline.prune_summary if op == "prune" else pipeline.judge_summary
-            return fn(summary, list(args["evidence"]), meta=call_meta(user), **common)
+            return fn(summary, list(args["evidence"]), meta=call_meta(user), log=True, **common)
         except SJCError as exc:
             raise ToolError(str(exc)) from None
 

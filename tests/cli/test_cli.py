@@ -90,15 +90,19 @@ def test_summary_from_stdin_and_threshold(tmp_path):
 @pytest.mark.parametrize(
     ("args", "stdin", "needle"),
     [
-        (["prune", "--summary", "/no/such/file"], None, "summary file not found"),
+        (["prune", "--no-evidence", "--summary", "/no/such/file"], None, "summary file not found"),
         (["prune", "--evidence", "/no/such/out.txt"], "- a\n", "evidence file not found"),
-        (["prune", "--host", "vim"], "- a\n", "unknown host"),
-        (["prune", "--threshold", "3"], "- a\n", "threshold must be between 0 and 1"),
-        (["prune"], "   \n", "the summary is empty"),
+        (["prune", "--no-evidence", "--host", "vim"], "- a\n", "unknown host"),
+        (["prune", "--no-evidence", "--threshold", "3"], "- a\n", "threshold must be between 0 and 1"),
+        (["prune", "--no-evidence"], "   \n", "the summary is empty"),
+        (["prune"], "- a\n", "no evidence given: pass --evidence FILE..."),
+        (["prune", "--evidence", "EMPTY"], "- a\n", "the evidence given is empty"),
         (["judge", "--config", "/no/config.toml"], "- a\n", "config file not found"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(args, stdin, needle, tmp_path):
+    (tmp_path / "empty.txt").write_text("  \n")
+    args = [str(tmp_path / "empty.txt") if a == "EMPTY" else a for a in args]
     r = run(*args, stdin=stdin, env_extra={"SJC_DECISION_LOG": str(tmp_path / "l.jsonl")})
     assert r.returncode == 2
     assert needle in r.stderr and "Traceback" not in r.stderr

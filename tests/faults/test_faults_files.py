@@ -112,7 +112,7 @@ def test_a_decision_log_that_is_a_fifo_never_hangs_and_the_summary_comes_back(tm
     summary = (ROOT_EX / "summary.md").read_text()
     env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "SJC_DECISION_LOG": str(log)}
     r = subprocess.run(
-        [sjc_exe(), "prune", "--summary", str(ROOT_EX / "summary.md")],
+        [sjc_exe(), "prune", "--no-evidence", "--summary", str(ROOT_EX / "summary.md")],
         capture_output=True,
         text=True,
         timeout=30,
@@ -141,7 +141,7 @@ def test_a_read_only_log_folder_still_gives_the_summary_and_says_why(tmp_path):
     (folder / "decisions.jsonl").mkdir()  # a log path that cannot be opened as a file, even by root
     env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "SJC_DECISION_LOG": str(folder / "decisions.jsonl")}
     r = subprocess.run(
-        [sjc_exe(), "prune", "--summary", str(ROOT_EX / "summary.md")],
+        [sjc_exe(), "prune", "--no-evidence", "--summary", str(ROOT_EX / "summary.md")],
         capture_output=True,
         text=True,
         timeout=30,

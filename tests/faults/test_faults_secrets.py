@@ -189,7 +189,7 @@ def test_no_planted_secret_reaches_a_loopback_judge(kind, tmp_path, monkeypatch)
             f"   - END RSA PRIVATE KEY line after {RSA_4096.splitlines()[-2]}\n",
         )
         prune_summary(
-            summary, evidence, config=config, previous_summary=f"Earlier: {PLANTED[0][1]}", task=PLANTED[1][1]
+            summary, evidence, config=config, previous_summary=f"Earlier: {PLANTED[0][1]}", task=PLANTED[1][1], log=True
         )
         bodies = json.dumps([r["body"] for r in api.requests])
         assert api.requests and "[REDACTED" in bodies
@@ -273,7 +273,8 @@ def test_the_decision_log_keeps_no_secret_of_an_entry_or_its_quote(tmp_path):
     summary = f"## Current Work\n- Configured the remote with token {token}\n- Publish version 2.0\n"
     evidence = [f"$ git remote set-url origin https://x:{token}@github.com/acme/app.git\nok"]
     log = tmp_path / "log.jsonl"
-    prune_summary(summary, evidence, config=Config.of(decision_log=str(log), kill_switch=str(tmp_path / "off")))
+    config = Config.of(decision_log=str(log), kill_switch=str(tmp_path / "off"))
+    prune_summary(summary, evidence, config=config, log=True)
     text = log.read_text()
     assert token not in text and "REDACTED" in text
     assert stat.S_IMODE(log.stat().st_mode) == 0o600

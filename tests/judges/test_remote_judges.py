@@ -97,7 +97,7 @@ def test_prune_with_a_remote_judge_refused_is_a_clear_error(tmp_path):
 def test_jev_one_request_noul_per_entry_and_model_id_logged(fake, tmp_path, monkeypatch):
     monkeypatch.setenv("TYPESAFE_API_KEY", "tk-123")
     summary, ev = example()
-    r = prune_summary(summary, ev, config=cfg(tmp_path, "jev", fake.url))
+    r = prune_summary(summary, ev, config=cfg(tmp_path, "jev", fake.url), log=True)
     assert len(fake.requests) == 1
     req = fake.requests[0]
     assert req["headers"]["Authorization"] == "Bearer tk-123"
@@ -118,7 +118,7 @@ def test_jev_one_request_noul_per_entry_and_model_id_logged(fake, tmp_path, monk
 @pytest.mark.parametrize("fake", ["systemone"], indirect=True)
 def test_jev_splits_a_large_state_and_asks_each_entry_once(fake, tmp_path):
     summary, ev = example()
-    r = prune_summary(summary, ev, config=cfg(tmp_path, "jev", fake.url, state_budget_tokens=1000))
+    r = prune_summary(summary, ev, config=cfg(tmp_path, "jev", fake.url, state_budget_tokens=1000), log=True)
     assert len(fake.requests) > 1
     asked = [k for req in fake.requests for k in req["body"]["questions"]]
     assert sorted(asked) == sorted(f"e{e.id}" for e in r.entries)
@@ -134,7 +134,7 @@ def test_jev_retries_429_honouring_retry_after(fake, tmp_path):
     fake.behaviours = ["429", "500"]
     summary, ev = example()
     t0 = time.monotonic()
-    r = prune_summary(summary, ev, config=cfg(tmp_path, "jev", fake.url))
+    r = prune_summary(summary, ev, config=cfg(tmp_path, "jev", fake.url), log=True)
     assert len(fake.requests) == 3 and time.monotonic() - t0 >= 0.3
     assert all(e.score is not None for e in r.entries) and not r.errors
 
@@ -146,7 +146,7 @@ def test_jev_faults_leave_entries_unjudged_and_logged(fake, tmp_path, behaviour)
     fake.behaviours = [behaviour] * 5
     summary, ev = example()
     t0 = time.monotonic()
-    r = prune_summary(summary, ev, config=cfg(tmp_path, "jev", fake.url))
+    r = prune_summary(summary, ev, config=cfg(tmp_path, "jev", fake.url), log=True)
     assert time.monotonic() - t0 < 10
     assert r.pruned_summary == summary and r.removed == 0
     assert all(e.decision == "unjudged" for e in r.entries)
@@ -158,7 +158,7 @@ def test_jev_faults_leave_entries_unjudged_and_logged(fake, tmp_path, behaviour)
 def test_jev_partial_answers(fake, tmp_path):
     fake.behaviours = ["partial"]
     summary, ev = example()
-    r = prune_summary(summary, ev, config=cfg(tmp_path, "jev", fake.url))
+    r = prune_summary(summary, ev, config=cfg(tmp_path, "jev", fake.url), log=True)
     judged = [e for e in r.entries if e.score is not None]
     unjudged = [e for e in r.entries if e.decision == "unjudged"]
     assert judged and unjudged and len(judged) + len(unjudged) == len(r.entries)
@@ -168,7 +168,7 @@ def test_jev_partial_answers(fake, tmp_path):
 def test_dead_host_is_quick_and_harmless(tmp_path):
     summary, ev = example()
     t0 = time.monotonic()
-    r = prune_summary(summary, ev, config=cfg(tmp_path, "jev", dead_url(), max_retries=1))
+    r = prune_summary(summary, ev, config=cfg(tmp_path, "jev", dead_url(), max_retries=1), log=True)
     assert time.monotonic() - t0 < 5
     assert r.pruned_summary == summary and "cannot reach" in r.errors[0]
 
@@ -180,7 +180,7 @@ def test_dead_host_is_quick_and_harmless(tmp_path):
 @pytest.mark.parametrize("fake", ["chat"], indirect=True)
 def test_openai_yes_no_logprobs_per_entry(fake, tmp_path):
     summary, ev = example()
-    r = prune_summary(summary, ev, config=cfg(tmp_path, "openai", fake.url, concurrency=4))
+    r = prune_summary(summary, ev, config=cfg(tmp_path, "openai", fake.url, concurrency=4), log=True)
     assert len(fake.requests) == len(r.entries)
     body = fake.requests[0]["body"]
     assert body["logprobs"] is True and body["top_logprobs"] == 20 and body["max_tokens"] == 1
@@ -197,7 +197,7 @@ def test_openai_yes_no_logprobs_per_entry(fake, tmp_path):
 def test_openai_without_logprobs_falls_back_to_one_json_request(fake, tmp_path):
     fake.behaviours = ["nologprobs"] * 50
     summary, ev = example()
-    r = prune_summary(summary, ev, config=cfg(tmp_path, "openai", fake.url))
+    r = prune_summary(summary, ev, config=cfg(tmp_path, "openai", fake.url), log=True)
     assert fake.requests[-1]["body"].get("response_format") == {"type": "json_object"}
     assert len(fake.requests) == len(r.entries) + 1
     assert all(e.score is not None for e in r.entries)
@@ -208,10 +208,10 @@ def test_openai_without_logprobs_falls_back_to_one_json_request(fake, tmp_path):
 @pytest.mark.parametrize("fake", ["chat"], indirect=True)
 def test_openai_fallback_with_bad_json_is_unjudged(fake, tmp_path):
     summary, ev = example()
-    n = len(prune_summary(summary, ev, config=cfg(tmp_path, "openai", fake.url)).entries)
+    n = len(prune_summary(summary, ev, config=cfg(tmp_path, "openai", fake.url), log=True).entries)
     fake.requests.clear()
     fake.behaviours = ["nologprobs"] * n + ["badjson"]
-    r = prune_summary(summary, ev, config=cfg(tmp_path, "openai", fake.url))
+    r = prune_summary(summary, ev, config=cfg(tmp_path, "openai", fake.url), log=True)
     assert r.pruned_summary == summary and any("JSON" in e for e in r.errors)
 
 
@@ -247,7 +247,7 @@ def test_p_yes_arithmetic():
 def test_anthropic_one_request_json_object(fake, tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "ak-1")
     summary, ev = example()
-    r = prune_summary(summary, ev, config=cfg(tmp_path, "anthropic", fake.url))
+    r = prune_summary(summary, ev, config=cfg(tmp_path, "anthropic", fake.url), log=True)
     assert len(fake.requests) == 1
     h = fake.requests[0]["headers"]
     assert h["x-api-key"] == "ak-1" and h["anthropic-version"] == "2023-06-01"
@@ -261,7 +261,7 @@ def test_anthropic_one_request_json_object(fake, tmp_path, monkeypatch):
 def test_anthropic_faults(fake, tmp_path, behaviour):
     fake.behaviours = [behaviour] * 5
     summary, ev = example()
-    r = prune_summary(summary, ev, config=cfg(tmp_path, "anthropic", fake.url))
+    r = prune_summary(summary, ev, config=cfg(tmp_path, "anthropic", fake.url), log=True)
     assert r.pruned_summary == summary and r.errors
 
 
@@ -270,7 +270,7 @@ def test_anthropic_faults(fake, tmp_path, behaviour):
 def test_anthropic_partial(fake, tmp_path):
     fake.behaviours = ["partial"]
     summary, ev = example()
-    r = prune_summary(summary, ev, config=cfg(tmp_path, "anthropic", fake.url))
+    r = prune_summary(summary, ev, config=cfg(tmp_path, "anthropic", fake.url), log=True)
     assert any(e.score is None for e in r.entries) and any(e.score is not None for e in r.entries)
 
 
@@ -297,7 +297,10 @@ def test_against_sparrow_decider(tmp_path):
                 time.sleep(0.1)
         summary, ev = example()
         r = prune_summary(
-            summary, ev, config=cfg(tmp_path, "jev", f"http://127.0.0.1:{port}", read_timeout_s=20, total_timeout_s=60)
+            summary,
+            ev,
+            config=cfg(tmp_path, "jev", f"http://127.0.0.1:{port}", read_timeout_s=20, total_timeout_s=60),
+            log=True,
         )
         assert not r.errors, r.errors
         assert all(e.score is not None and 0 <= e.score <= 1 for e in r.entries)
