@@ -4,7 +4,8 @@ Found at ``--config``, else ``$SJC_CONFIG``, else ``config.toml`` in sjc's confi
 (``$XDG_CONFIG_HOME/sjc``, by default ``~/.config/sjc``; see ``paths``); absent: defaults.
 Environment overrides: ``SJC_JUDGE``, ``SJC_THRESHOLD``, ``SJC_MODE``, ``SJC_DECISION_LOG``,
 ``SJC_DISABLE=1``. Unknown keys are errors, not silently ignored. Every key and default is
-documented in ``examples/config.example.toml`` (``sjc config init`` writes it where the config belongs).
+documented in ``config.example.toml`` at the top of the repository (``sjc config init`` writes it where
+the config belongs).
 """
 
 from __future__ import annotations

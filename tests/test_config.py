@@ -65,7 +65,7 @@ def test_example_config_is_valid_and_documents_every_key():
 
     from sjc_mcp.config import Config
 
-    example = Path(__file__).resolve().parents[1] / "examples" / "config.example.toml"
+    example = Path(__file__).resolve().parents[1] / "config.example.toml"
     c = load_config(example, env={})
     text = example.read_text()
     for key in Config().settings():

@@ -208,3 +208,11 @@ def test_offline_judge_is_the_same_whatever_the_hash_seed():
         runs.append(json.loads(proc.stdout))
     assert len(runs[0]) > 100
     assert runs[0] == runs[1]
+
+
+def test_calibrate_never_writes_into_the_installed_package_unless_asked(tmp_path):
+    shipped = files("sjc_mcp").joinpath("data/lexical_weights.json")
+    before = shipped.read_bytes()
+    r = run("calibrate", "cases-are-not-read-first", "-o", str(shipped))
+    assert r.returncode == 2 and "inside the installed sjc package" in r.stderr and "--replace-shipped" in r.stderr
+    assert shipped.read_bytes() == before
