@@ -170,50 +170,54 @@ def _tool_chars(items: Sequence[Item]) -> int:
     return sum(len(it.content) for it in items if it.role in ("tool_output", "tool_call"))
 
 
-def run(
-    items: Sequence[Item],
-    *,
-    config: Config | None = None,
-    task: str | None = None,
-    judge: Any = None,
-    prune: bool = True,
-    log: bool = True,
-    meta: dict[str, Any] | None = None,
-) -> ToolsResult:
-    """Judge every candidate tool result; with ``prune``, return the messages with the decisions applied."""
+def _scores(
+    items: list[Item],
+    full: RelevanceRequest,
+    sup: dict[int, Any],
+    whole: set[int],
+    config: Config,
+    task: str | None,
+    judge: Any,
+) -> tuple[dict[int, float | None], str, str, list[str]]:
+    """The judge's score of every candidate it is asked about (not those supersession stubbed outright), its
+    name and model, and what went wrong (a judge that fails scores nothing and cuts nothing)."""
     from sjc_mcp.judges import make_judge
 
-    config = config or Config()
-    items = list(items)
-    t0 = time.perf_counter()
-    before = _tool_chars(items)
-    errors: list[str] = []
-    off = config.disabled()
-    full = build_request(items, config, task)
-    sup = _superseded(items, full.results, config) if not off else {}
-    whole = {rid for rid, s in sup.items() if s.text == s.stub}  # stubbed outright: nothing left to judge
     keep_ids = [n for n, r in enumerate(full.results) if r.id not in whole]
     request = remaining(full, keep_ids, sup, config)
-    name, model = "none", "none"
     scores: dict[int, float | None] = {r.id: None for r in full.results}
-    if off:
-        errors.append(f"disabled by {off}")
-    elif request.results:
-        judge = judge or make_judge(config)
-        name, model = judge.name, judge.model
-        if getattr(judge, "sends_text", False):  # redact whole results before they are cut for judging
-            request = redacted_request(items, config, task, request, sup)
-        try:
-            out = judge.relevance(request)
-            name, model = out.name, out.model
-            errors += out.errors
-            for j in out.judgments:
-                if j.entry_id in scores and j.entry_id not in whole:
-                    scores[j.entry_id] = j.score if j.score is None or 0.0 <= j.score <= 1.0 else None
-        except Exception as exc:  # a judge that fails cuts nothing
-            errors.append(f"judge {name} failed: {type(exc).__name__}: {exc}")
-    decisions = decide({k: v for k, v in scores.items() if k not in whole}, config) if not off else {}
-    decisions = {r.id: decisions.get(r.id, "keep") for r in full.results}
+    errors: list[str] = []
+    name, model = "none", "none"
+    if not request.results:
+        return scores, name, model, errors
+    judge = judge or make_judge(config)
+    name, model = judge.name, judge.model
+    if getattr(judge, "sends_text", False):  # redact whole results before they are cut for judging
+        request = redacted_request(items, config, task, request, sup)
+    try:
+        out = judge.relevance(request)
+        name, model = out.name, out.model
+        errors += out.errors
+        for j in out.judgments:
+            if j.entry_id in scores and j.entry_id not in whole:
+                scores[j.entry_id] = j.score if j.score is None or 0.0 <= j.score <= 1.0 else None
+    except Exception as exc:  # a judge that fails cuts nothing
+        errors.append(f"judge {name} failed: {type(exc).__name__}: {exc}")
+    return scores, name, model, errors
+
+
+def _decisions(
+    items: list[Item],
+    full: RelevanceRequest,
+    scores: dict[int, float | None],
+    sup: dict[int, Any],
+    whole: set[int],
+    config: Config,
+    off: bool,
+) -> tuple[dict[int, ToolDecision], dict[int, str]]:
+    """Each candidate's decision, and the text that replaces each superseded or truncated one."""
+    decided = decide({k: v for k, v in scores.items() if k not in whole}, config) if not off else {}
+    decisions: dict[int, ToolDecision] = {r.id: decided.get(r.id, "keep") for r in full.results}
     for rid in sup:  # a partly superseded result the judge would not cut keeps what later outputs do not show
         if rid in whole or decisions[rid] == "keep":
             decisions[rid] = "supersede"
@@ -231,8 +235,85 @@ def run(
         for r in full.results
         if (d := decisions[r.id]) in ("supersede", "truncate")
     }
-    request = full
-    pruned_items = apply(items, request.results, decisions, texts)
+    return decisions, texts
+
+
+def _verdict(
+    r: ToolResult, items: list[Item], d: ToolDecision, texts: dict[int, str], score: float | None, sup: dict[int, Any]
+) -> ToolVerdict:
+    result_text = items[r.index].content
+    size = 0 if d == "drop" else len(texts[r.id]) if d in ("supersede", "truncate") else len(result_text)
+    return ToolVerdict(
+        id=r.id,
+        index=r.index,
+        call_index=r.call_index,
+        tool=r.tool,
+        score=score,
+        decision=d,
+        chars_before=len(result_text),
+        chars_after=size,
+        superseded_by=sup[r.id].later if r.id in sup and d != "drop" else None,
+        note=sup[r.id].stub if r.id in sup and d != "drop" else None,
+    )
+
+
+def _log(result: ToolsResult, config: Config, meta: dict[str, Any] | None, after: int, t0: float) -> None:
+    verdicts = result.results
+    record = {
+        "v": 1,
+        "op": "tools",
+        **{k: v for k, v in (meta or {}).items() if v is not None},
+        "judge": result.judge,
+        "config_hash": config.digest(),
+        "mode": config.mode,
+        "status": result.status,
+        "results": [as_dict(v, exclude=frozenset({"index", "call_index"}), exclude_none=True) for v in verdicts],
+        "chars_before": result.chars_before,
+        "chars_after": result.chars_after,
+        "chars_after_enforced": after,
+        "tokens_before": result.tokens_before,
+        "tokens_after": result.tokens_after,
+        "tokens_estimated": True,
+        "duration_ms": round((time.perf_counter() - t0) * 1000, 2),
+        "errors": result.errors,
+        "kept": sum(v.decision == "keep" for v in verdicts),
+        "truncated": sum(v.decision == "truncate" for v in verdicts),
+        "dropped": sum(v.decision == "drop" for v in verdicts),
+        "superseded": result.superseded,
+        "entries": [],
+    }
+    try:
+        decision_log.append(config.decision_log_path, record)
+    except OSError as exc:
+        print(f"sjc: could not write the decision log {config.decision_log_path}: {exc}", file=sys.stderr)
+
+
+def run(
+    items: Sequence[Item],
+    *,
+    config: Config | None = None,
+    task: str | None = None,
+    judge: Any = None,
+    prune: bool = True,
+    log: bool = True,
+    meta: dict[str, Any] | None = None,
+) -> ToolsResult:
+    """Judge every candidate tool result; with ``prune``, return the messages with the decisions applied."""
+    config = config or Config()
+    items = list(items)
+    t0 = time.perf_counter()
+    before = _tool_chars(items)
+    off = config.disabled()
+    full = build_request(items, config, task)
+    sup = _superseded(items, full.results, config) if not off else {}
+    whole = {rid for rid, s in sup.items() if s.text == s.stub}  # stubbed outright: nothing left to judge
+    if off:
+        scores: dict[int, float | None] = {r.id: None for r in full.results}
+        name, model, errors = "none", "none", [f"disabled by {off}"]
+    else:
+        scores, name, model, errors = _scores(items, full, sup, whole, config, task, judge)
+    decisions, texts = _decisions(items, full, scores, sup, whole, config, bool(off))
+    pruned_items = apply(items, full.results, decisions, texts)
     after = _tool_chars(pruned_items)
     status = "disabled" if off else "judged"
     if not off and before and (before - after) / before < config.tools.min_reduction:
@@ -241,35 +322,15 @@ def run(
         pruned_items = items
         after = before
     enforce = config.mode == "enforce" and status == "judged"
-    verdicts = []
-    for r in request.results:
-        d = decisions.get(r.id, "keep")
-        result_text = items[r.index].content
-        size = 0 if d == "drop" else len(texts[r.id]) if d in ("supersede", "truncate") else len(result_text)
-        verdicts.append(
-            ToolVerdict(
-                id=r.id,
-                index=r.index,
-                call_index=r.call_index,
-                tool=r.tool,
-                score=scores.get(r.id),
-                decision=d,
-                chars_before=len(result_text),
-                chars_after=size,
-                superseded_by=sup[r.id].later if r.id in sup and d != "drop" else None,
-                note=sup[r.id].stub if r.id in sup and d != "drop" else None,
-            )
-        )
+    verdicts = [_verdict(r, items, decisions.get(r.id, "keep"), texts, scores.get(r.id), sup) for r in full.results]
     final = pruned_items if enforce and prune else items
-    text_before = "".join(it.content for it in items)
-    text_after = "".join(it.content for it in final)
     result = ToolsResult(
         results=verdicts,
         messages=final,
         chars_before=before,
         chars_after=after if enforce else before,
-        tokens_before=estimate_tokens(text_before),
-        tokens_after=estimate_tokens(text_after),
+        tokens_before=estimate_tokens("".join(it.content for it in items)),
+        tokens_after=estimate_tokens("".join(it.content for it in final)),
         judge={"name": name, "model": model},
         mode=config.mode,
         status=status,
@@ -278,35 +339,9 @@ def run(
         chars_superseded=sum(v.chars_before - v.chars_after for v in verdicts if v.decision == "supersede"),
     )
     cut = ("supersede", "truncate")  # after the floor every decision is "keep": nothing is replaced
-    result.replacements = {r.index: texts[r.id] for r in request.results if decisions[r.id] in cut}
+    result.replacements = {r.index: texts[r.id] for r in full.results if decisions[r.id] in cut}
     if log:
-        record = {
-            "v": 1,
-            "op": "tools",
-            **{k: v for k, v in (meta or {}).items() if v is not None},
-            "judge": result.judge,
-            "config_hash": config.digest(),
-            "mode": config.mode,
-            "status": status,
-            "results": [as_dict(v, exclude=frozenset({"index", "call_index"}), exclude_none=True) for v in verdicts],
-            "chars_before": before,
-            "chars_after": result.chars_after,
-            "chars_after_enforced": after,
-            "tokens_before": result.tokens_before,
-            "tokens_after": result.tokens_after,
-            "tokens_estimated": True,
-            "duration_ms": round((time.perf_counter() - t0) * 1000, 2),
-            "errors": errors,
-            "kept": sum(v.decision == "keep" for v in verdicts),
-            "truncated": sum(v.decision == "truncate" for v in verdicts),
-            "dropped": sum(v.decision == "drop" for v in verdicts),
-            "superseded": result.superseded,
-            "entries": [],
-        }
-        try:
-            decision_log.append(config.decision_log_path, record)
-        except OSError as exc:
-            print(f"sjc: could not write the decision log {config.decision_log_path}: {exc}", file=sys.stderr)
+        _log(result, config, meta, after, t0)
     return result
 
 
