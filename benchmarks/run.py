@@ -2,6 +2,7 @@
 
     python benchmarks/run.py [--runs 7] [--transcript-mb 100] [--keep DIR] [--span-mb 2] [--audit-records 10000]
     python benchmarks/run.py --scaling [--runs 3]
+    python benchmarks/run.py --only-mcp [--runs 7] [--mcp-against OTHER_SJC_MCP]
     (either with --in-place to time the sjc installed here as it is)
 
 Every process timed is this checkout installed as a user installs it (``pip install .`` into a throw-away venv
@@ -23,7 +24,8 @@ ignores; that judgment on a generated 100 MB transcript
 with three compactions (wall time and peak RSS); proxy pass-through; ``sjc audit --json`` and
 ``--verify`` on a log of 10,000 boundaries written with sjc's own encoder (the chain and anchor must
 verify); start-up of ``sjc --help``; and the MCP server's spawn-to-``initialize`` and first tool call
-against the server run by the MCP SDK alone. ``--scaling`` prints only how cost grows: 0.5, 2, 8 and
+against an MCP SDK server with one trivial tool (``mcp_startup``; ``--only-mcp`` prints only these, with
+``--mcp-against OTHER_SJC_MCP`` timed in the same rounds). ``--scaling`` prints only how cost grows: 0.5, 2, 8 and
 32 MB of span with 50 to 600 entries, each stage's time and the peak RSS of the process that ran them,
 ``sjc prune --json`` as a process where the span is within its 20 MB evidence limit, and the growth
 exponent between points (1 is linear, 2 quadratic). Everything is generated here, seeded; nothing is
@@ -50,6 +52,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import generate  # noqa: E402
+import mcp_startup  # noqa: E402
 
 from sjc_mcp.config import Config  # noqa: E402
 from sjc_mcp.evidence import EvidenceIndex  # noqa: E402
@@ -653,81 +656,6 @@ def bench_startup(runs: int) -> dict:
     }
 
 
-# seconds between the handshake and the first tool call in the "later" measure (a model's turn)
-MCP_CALL_PAUSE = 2.0
-
-
-def bench_mcp(runs: int) -> dict:
-    """Spawn to answers of ``sjc-mcp`` over stdio, as a host starts it: ``initialize`` answered, ``tools/list``
-    answered, and a first ``tools/call`` answered; the same for the server run by the MCP SDK alone (what
-    ``sjc-mcp`` was before its front), and a bare Python that echoes one line (the floor)."""
-    init = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "bench", "version": "0"},
-        },
-    }
-    rest = [
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "judge_summary", "arguments": {"summary": "- 48 passed\n- publish version 2.0 next"}},
-        },
-    ]
-
-    def one(cmd: list[str], env: dict[str, str], full: bool, pause: float = 0.0) -> list[float]:
-        """Each answer's time since the spawn; with ``pause``, the tools/call is sent that many seconds after
-        tools/list is answered, and its own time (sent to answered) is added last."""
-        t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-        assert p.stdin is not None and p.stdout is not None
-        marks = []
-        for msg in [init, *rest] if full else [init]:
-            if pause and msg.get("method") == "tools/call":
-                time.sleep(pause)
-            sent = time.perf_counter()
-            p.stdin.write((json.dumps(msg) + "\n").encode())
-            p.stdin.flush()
-            if "id" in msg:
-                if not p.stdout.readline():
-                    raise RuntimeError(f"{cmd[0]} ended without answering {msg.get('method')}")
-                marks.append((time.perf_counter() - t0) * 1000)
-        if pause:
-            marks.append((time.perf_counter() - sent) * 1000)
-        p.kill()
-        p.wait()
-        return marks
-
-    def med(cmd: list[str], env: dict[str, str], full: bool = True, pause: float = 0.0) -> list[float]:
-        rounds = [one(cmd, env, full, pause) for _ in range(runs)]
-        return [statistics.median(r[i] for r in rounds) for i in range(len(rounds[0]))]
-
-    with tempfile.TemporaryDirectory() as home:
-        env = dict(os.environ, HOME=home, SJC_DECISION_LOG=str(Path(home) / "decisions.jsonl"))
-        front = med([mcp_bin()], env)
-        # as a host's model calls the tool in a later turn: a pause after the handshake
-        later = med([mcp_bin()], env, pause=MCP_CALL_PAUSE)
-        sdk_only = "from sjc_mcp.server.tools import create_server; create_server().run('stdio')"
-        sdk = med([PYTHON, "-c", sdk_only], env)
-        echo = med([PYTHON, "-c", "import sys; sys.stdout.write(sys.stdin.readline()); sys.stdout.flush()"], env, False)
-    return {
-        "init_ms": front[0],
-        "list_ms": front[1],
-        "call_ms": front[2],
-        "later_call_ms": later[3],
-        "sdk_init_ms": sdk[0],
-        "sdk_call_ms": sdk[2],
-        "echo_ms": echo[0],
-    }
-
-
 def bench_audit(runs: int, records: int = 10_000) -> dict:
     """``sjc audit --json`` on a log of 10,000 judged boundaries (30 entries each), and ``--verify``."""
     from sjc_mcp.log import chain as decision_log
@@ -952,6 +880,12 @@ def main() -> int:
         action="store_true",
         help="only the growth table: 0.5, 2, 8 and 32 MB of span with 50-600 entries (time and peak memory)",
     )
+    ap.add_argument("--only-mcp", action="store_true", help="only the MCP server's start-up and first tool call")
+    ap.add_argument(
+        "--mcp-against",
+        metavar="SJC_MCP",
+        help="another sjc-mcp (another install or version) timed in the same rounds as this checkout's",
+    )
     ap.add_argument("--scaling-points", help=argparse.SUPPRESS)  # MB:entries,… instead of the default four
     ap.add_argument(
         "--in-place",
@@ -974,7 +908,19 @@ def main() -> int:
         return report(a)
 
 
+def print_mcp(a: argparse.Namespace) -> None:
+    """The MCP server's start-up and first call (``mcp_startup``), with ``--mcp-against`` in the same rounds."""
+    servers = {"sjc-mcp": [mcp_bin()]}
+    if a.mcp_against:
+        servers[a.mcp_against] = [a.mcp_against]
+    for line in mcp_startup.lines(mcp_startup.bench(servers, a.runs, PYTHON), list(servers)):
+        print(line)
+
+
 def report(a: argparse.Namespace) -> int:
+    if a.only_mcp:
+        print_mcp(a)
+        return 0
     if a.scaling:
         points = SCALING
         if a.scaling_points:
@@ -1064,17 +1010,7 @@ def report(a: argparse.Namespace) -> int:
         f"event it ignores {st['hook_noop_ms']:.0f} ms | hook to its first decision (config, kill switch, log) "
         f"{st['hook_decide_ms']:.0f} ms (target <= 150)"
     )
-    mc = bench_mcp(a.runs)
-    print(
-        f"MCP server start-up: spawn to initialize answered {mc['init_ms']:.0f} ms (target <= 300), tools/list "
-        f"{mc['list_ms']:.0f} ms, first tools/call {mc['call_ms']:.0f} ms | the MCP SDK alone: initialize "
-        f"{mc['sdk_init_ms']:.0f} ms, first tools/call {mc['sdk_call_ms']:.0f} ms | a Python that echoes one line "
-        f"{mc['echo_ms']:.0f} ms"
-    )
-    print(
-        f"  the first tools/call sent {MCP_CALL_PAUSE:g} s after the handshake (a model's turn later): answered in "
-        f"{mc['later_call_ms']:.0f} ms"
-    )
+    print_mcp(a)
     return 0 if s["same_top_passages"] and s["uncompiled_same"] and au["verified"] else 1
 
 

@@ -17,13 +17,12 @@ import hmac
 import ipaddress
 import json
 import os
-import re
 import sys
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from sjc_mcp.server import Options
+from sjc_mcp.server.options import DEFAULT_TOKEN_ENV, Options
+from sjc_mcp.server.users import USER_HEADER, safe_user
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -32,15 +31,6 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 MCP_PATH = "/mcp"
-USER_HEADER = "x-sjc-user"
-ANONYMOUS = "anonymous"
-
-
-def safe_user(name: str | None) -> str:
-    """A user name fit to be a file name: letters, digits, ``.``, ``_``, ``-`` (anything else becomes ``_``),
-    no leading dot, at most 64 characters; empty or absent: ``anonymous``."""
-    cleaned = re.sub(r"[^A-Za-z0-9._-]", "_", (name or "").strip())[:64].lstrip(".")
-    return cleaned or ANONYMOUS
 
 
 class StartError(Exception):
@@ -85,8 +75,6 @@ def read_tokens(path: str) -> dict[str, str]:
 def tokens_for(opts: Options, env: dict[str, str] | None = None) -> dict[str, str | None]:
     """The accepted bearer tokens, each with its user (None: the user comes from the header); empty: no
     token required (loopback only)."""
-    from sjc_mcp.server import DEFAULT_TOKEN_ENV
-
     env = dict(os.environ) if env is None else env
     if opts.tokens_file:
         return dict(read_tokens(opts.tokens_file))
@@ -169,8 +157,7 @@ def build_app(opts: Options, tokens: dict[str, str | None]) -> ASGIApp:
     """The ASGI app for these options and tokens (the configuration loaded and checked now)."""
     from sjc_mcp.config import load_config
     from sjc_mcp.errors import SJCError
-    from sjc_mcp.server import tool_options
-    from sjc_mcp.server.tools import create_server
+    from sjc_mcp.server.app import create_server
 
     try:
         config = load_config(opts.config)
@@ -181,8 +168,7 @@ def build_app(opts: Options, tokens: dict[str, str | None]) -> ASGIApp:
             os.makedirs(opts.log_dir, mode=0o700, exist_ok=True)
         except OSError as exc:
             raise StartError(f"--log-dir {opts.log_dir}: {exc.strerror}") from None
-    kwargs = {**tool_options(opts, remote=True), "config_path": None}
-    server = create_server(config, **kwargs)
+    server = create_server(config, log_dir=opts.log_dir, remote=True)
     app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=opts.host)
     return BearerAuth(app, tokens)
 

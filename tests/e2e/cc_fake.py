@@ -15,8 +15,9 @@ What it answers, per request:
   summary and evidence); then a text quoting the last tool result. The plan is kept per session, so a
   compaction in the middle of a turn (which summarises the prompt away) does not lose it. An MCP tool
   that is not in the request's tool list is first fetched with ``ToolSearch`` when Claude Code lists
-  it as a deferred tool (2.1.332 defers MCP tools), or waited for with ``WaitForMcpServers`` when that
-  tool is offered (earlier versions, whose ``claude -p`` does not wait for MCP servers to connect).
+  it as a deferred tool (2.1.332 defers MCP tools; ``select:NAME``), searched for by keywords when Claude
+  Code says its server is still connecting (2.1.332: its ``ToolSearch`` waits for the server), or waited
+  for with ``WaitForMcpServers`` when that tool is offered (earlier versions).
 
 Per session (Claude Code sends its id in ``x-claude-code-session-id``) a test can make the next answer
 report a large ``usage.input_tokens`` (proactive auto-compaction) or the next requests fail with a 400
@@ -304,14 +305,13 @@ class FakeClaudeAPI:
             tools = {t.get("name") for t in body.get("tools") or []}
             if name not in tools and name not in st.searched:
                 wait_id = "toolu_" + uuid.uuid4().hex[:24]
-                if "ToolSearch" in tools and name in request_text(body):  # listed as a deferred tool
+                shown = MARKER.sub("", request_text(body))  # what Claude Code says, not the plan's markers
+                if "ToolSearch" in tools and (name in shown or "still connecting" in shown):
+                    # listed as a deferred tool: its schema by name; its server still connecting: a search by
+                    # keywords, which waits for the server (what Claude Code's note tells the model to do)
                     st.searched.add(name)
-                    return {
-                        "type": "tool_use",
-                        "id": wait_id,
-                        "name": "ToolSearch",
-                        "input": {"query": f"select:{name}"},
-                    }
+                    query = f"select:{name}" if name in shown else name.rsplit("__", 1)[-1].replace("_", " ")
+                    return {"type": "tool_use", "id": wait_id, "name": "ToolSearch", "input": {"query": query}}
                 if "WaitForMcpServers" in tools and st.waits < 5:  # its server is still connecting
                     st.waits += 1
                     return {"type": "tool_use", "id": wait_id, "name": "WaitForMcpServers", "input": {}}
