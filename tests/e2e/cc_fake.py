@@ -16,8 +16,9 @@ What it answers, per request:
   compaction in the middle of a turn (which summarises the prompt away) does not lose it. An MCP tool
   that is not in the request's tool list is first fetched with ``ToolSearch`` when Claude Code lists
   it as a deferred tool (2.1.332 defers MCP tools; ``select:NAME``), searched for by keywords when Claude
-  Code says its server is still connecting (2.1.332: its ``ToolSearch`` waits for the server), or waited
-  for with ``WaitForMcpServers`` when that tool is offered (earlier versions).
+  Code says its server is still connecting (the server's name, or ``search_words``; 2.1.332's ``ToolSearch``
+  then waits for the server), or waited for with ``WaitForMcpServers`` when that tool is offered (earlier
+  versions). A tool still missing from the tool list after its search is not called: the model gives up.
 
 Per session (Claude Code sends its id in ``x-claude-code-session-id``) a test can make the next answer
 report a large ``usage.input_tokens`` (proactive auto-compaction) or the next requests fail with a 400
@@ -190,6 +191,7 @@ class FakeClaudeAPI:
         self.exchanges: list[Exchange] = []
         self.lock = threading.Lock()
         self.sessions: dict[str, _Session] = {}
+        self.search_words: str | None = None  # what the model searches for a server still connecting
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -303,18 +305,22 @@ class FakeClaudeAPI:
         else:
             name, args = arg, {"summary": summary()[0], "evidence": evidence()}
             tools = {t.get("name") for t in body.get("tools") or []}
-            if name not in tools and name not in st.searched:
+            if name not in tools:
                 wait_id = "toolu_" + uuid.uuid4().hex[:24]
                 shown = MARKER.sub("", request_text(body))  # what Claude Code says, not the plan's markers
-                if "ToolSearch" in tools and (name in shown or "still connecting" in shown):
+                server = name.split("__")[1] if name.count("__") >= 2 else name
+                connecting = "still connecting" in shown and server in shown
+                if "ToolSearch" in tools and name not in st.searched and (name in shown or connecting):
                     # listed as a deferred tool: its schema by name; its server still connecting: a search by
-                    # keywords, which waits for the server (what Claude Code's note tells the model to do)
+                    # keywords (the server's name, as Claude Code's note names it), which waits for the server
                     st.searched.add(name)
-                    query = f"select:{name}" if name in shown else name.rsplit("__", 1)[-1].replace("_", " ")
+                    query = f"select:{name}" if name in shown else (self.search_words or server)
                     return {"type": "tool_use", "id": wait_id, "name": "ToolSearch", "input": {"query": query}}
                 if "WaitForMcpServers" in tools and st.waits < 5:  # its server is still connecting
                     st.waits += 1
                     return {"type": "tool_use", "id": wait_id, "name": "WaitForMcpServers", "input": {}}
+                if name in st.searched:  # searched, and still not in the tool list: a model would not call it
+                    return {"type": "text", "text": f"{name} is not available."}
         tid = "toolu_" + uuid.uuid4().hex[:24]
         st.issued[tid] = pending[0]
         return {"type": "tool_use", "id": tid, "name": name, "input": args}

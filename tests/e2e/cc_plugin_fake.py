@@ -45,8 +45,9 @@ def tool_calls(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 class FakeMessages:
-    """``/v1/messages`` on 127.0.0.1. With tools: wait for the sjc server to connect (the CLI's
-    ``WaitForMcpServers``, at most 3 times), call the ``*__prune_summary`` tool whose name holds "sjc"
+    """``/v1/messages`` on 127.0.0.1. With tools: find the sjc tool (``ToolSearch`` by name when it is
+    listed as deferred, by keywords when its server is still connecting; the CLI's ``WaitForMcpServers``, at
+    most 3 times, where that is offered), call the ``*__prune_summary`` tool whose name holds "sjc"
     once with SUMMARY and EVIDENCE, then answer FINAL. Without tools (side requests): a short text.
     A compaction request (the CLI's summarisation prompt) gets a short summary. Every request body is kept."""
 
@@ -116,12 +117,15 @@ class FakeMessages:
         target = next((n for n in names if SJC_TOOL.fullmatch(n)), None)
         if target is not None:
             return [tool_use(target, {"summary": SUMMARY, "evidence": EVIDENCE})]
-        # MCP tools may be deferred: only named in a system message, their schemas loaded by ToolSearch
-        deferred = SJC_TOOL.search(json.dumps(body))
-        if deferred is not None and "ToolSearch" in names:
-            if not any(c.get("name") == "ToolSearch" for c in calls):
-                return [tool_use("ToolSearch", {"query": f"select:{deferred.group(0)}"})]
-            return [tool_use(deferred.group(0), {"summary": SUMMARY, "evidence": EVIDENCE})]
+        # MCP tools may be deferred: only named in a system message, their schemas loaded by ToolSearch; a
+        # server still connecting is named as such, and a ToolSearch naming it waits for it. A tool still not
+        # in the tool list after the search is not called.
+        text = json.dumps(body)
+        deferred = SJC_TOOL.search(text)
+        searched = any(c.get("name") == "ToolSearch" for c in calls)
+        if (deferred is not None or "still connecting" in text) and "ToolSearch" in names and not searched:
+            query = f"select:{deferred.group(0)}" if deferred is not None else "sjc"
+            return [tool_use("ToolSearch", {"query": query})]
         waits = sum(1 for c in calls if c.get("name") == "WaitForMcpServers")
         if "WaitForMcpServers" in names and waits < 3:
             return [tool_use("WaitForMcpServers", {})]

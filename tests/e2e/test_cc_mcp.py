@@ -9,15 +9,16 @@ list; the scripted model does just that. The result comes back as the tool's JSO
 MCP start-up in ``claude -p PROMPT`` (observed on a 2-core machine under load, load average 7-10, the
 server's answer delayed by a wrapper): the first request waits for connecting servers only briefly (a
 server answering 1.5 s after its start was named in it, one at 2.5 s was not). A server not yet connected
-is named in that request as "still connecting", with the note to call ``ToolSearch`` ("ToolSearch will wait
-for connecting servers"); the model's search, or its call of the tool, then waits for the server: servers
-answering 3, 5, 7 and 9 s after their start were used in the first turn, after the same two model steps as
-a server connected from the start (``ToolSearch``, the call); at 12 s and beyond the call failed with "No
-such tool available". ``MCP_TIMEOUT=60000`` changed neither wait. ``"alwaysLoad": true`` in the server's
-entry of ``~/.claude.json`` sends the tools' schemas in every request (not deferred) and holds the first
-request until the server has connected (a server answering after ~7 s was used without ``ToolSearch``; one
-at 20 s was not). So sjc-mcp, which loads the MCP SDK before it answers (0.5-1 s quiet, 1.5-3 s loaded),
-is in the model's first turn with Claude Code's own waiting, without any setting.
+is named in that request as "still connecting", with the note to call ``ToolSearch`` with a relevant
+keyword ("ToolSearch will wait for connecting servers"). It waits when nothing already there matches: a
+search naming the server (``sjc``, ``sjc prune``) or the tool (``prune_summary``,
+``select:mcp__sjc__prune_summary``) waited and loaded the sjc tools; one matching a tool already there
+(``prune summary``, ``compaction summary``: the built-in ``SendMessage``) was answered at once without them.
+Servers answering 3 to 9 s after their start were used in the first turn so; at 12 s the call failed with
+"No such tool available". ``MCP_TIMEOUT=60000`` changed none of these waits. ``"alwaysLoad": true`` in the
+server's entry of ``~/.claude.json`` sends the tools' schemas in every request (not deferred) and holds the
+first request until the server has connected (a server answering after ~7 s was used without
+``ToolSearch``; one at 20 s was not).
 """
 
 from __future__ import annotations
@@ -97,29 +98,64 @@ def first_request(fake: FakeClaudeAPI, run: Run) -> str:
 
 
 def test_a_server_still_connecting_is_found_through_tool_search(tmp_path: Path, fake: FakeClaudeAPI) -> None:
-    """Why sjc-mcp needs no fast path of its own for Claude Code: a server that takes 4 s to answer (a loaded
-    machine; sjc-mcp loads the MCP SDK before it answers) is named in the first request as still connecting,
-    with the note to search for its tools; the model's keyword search waits for it, finds
-    ``prune_summary``, and the call is answered in that same turn, after as many model steps as when the
-    server was there from the start (``ToolSearch``, then the call)."""
+    """What a server slower than Claude Code's first-request wait gets: a server that takes 4 s to answer
+    (sjc-mcp loads the MCP SDK before it answers: 0.5-1 s, up to 3 s on a loaded machine) is named in the
+    first request as still connecting, with the note to search for its tools. A ``ToolSearch`` naming the
+    server waits for it and loads ``prune_summary``, which the model calls in that same turn, after as many
+    model steps as when the server was there from the start. The limit of that wait: a search whose words
+    match a tool already there ("prune summary" matches the built-in ``SendMessage``) is answered at once,
+    without the connecting server's tools."""
     user = User(tmp_path / "home", fake.url)
     work = tmp_path / "work"
     work.mkdir()
     slow = tmp_path / "slow.py"
     slow.write_text("import os, sys, time\ntime.sleep(4)\nos.execv(sys.argv[1], sys.argv[1:])\n")
-    cmd = [sys.executable, str(slow), hostcli.sjc_bin("sjc-mcp")]
-    added = user.claude(work, "mcp", "add", "--scope", "user", "sjc", "--", *cmd)
-    assert added.rc == 0, added.stdout + added.stderr
-    run = user.claude(
-        work, "-p", f"Prune this summary. [[mcp {TOOL}]]", "--output-format", "json", "--allowedTools", TOOL
+    added = user.claude(
+        work, "mcp", "add", "--scope", "user", "sjc", "--", sys.executable, str(slow), hostcli.sjc_bin("sjc-mcp")
     )
+    assert added.rc == 0, added.stdout + added.stderr
+    seen = {}
+    for words in ("sjc", "prune summary"):
+        fake.search_words = words
+        try:
+            run = user.claude(
+                work, "-p", f"Prune it. [[mcp {TOOL}]]", "--output-format", "json", "--allowedTools", TOOL
+            )
+        finally:
+            fake.search_words = None
+        assert run.rc == 0, run.stdout[-800:] + run.stderr[-800:]
+        told = first_request(fake, run)
+        assert TOOL not in told and "still connecting" in told and "ToolSearch will wait" in told, told[-2000:]
+        reqs = fake.requests(run.json()["session_id"])
+        steps = [e.answer["block"] for e in reqs if e.kind == "ordinary"]
+        assert steps[0]["name"] == "ToolSearch" and steps[0]["input"] == {"query": words}
+        seen[words] = [b.get("name") or b["type"] for b in steps]
+        if words == "sjc":
+            entries = json.loads(cc_fake.tool_results(reqs[-1].body)[steps[1]["id"]])["entries"]
+            for key in cc_fake.INVENTED_KEYS:
+                assert [e["decision"] for e in entries if key in e["text"]] == ["prune"], key
+    assert seen == {"sjc": ["ToolSearch", TOOL, "text"], "prune summary": ["ToolSearch", "text"]}
+
+
+def test_always_load_holds_the_first_request_until_the_server_answers(tmp_path: Path, fake: FakeClaudeAPI) -> None:
+    """The setting that takes the model's search out of the first turn: with ``"alwaysLoad": true`` in the
+    server's entry, the same 4 s server's tools are in the first request's tool list, whole, and the model
+    calls ``prune_summary`` without a ``ToolSearch``."""
+    user = User(tmp_path / "home", fake.url)
+    work = tmp_path / "work"
+    work.mkdir()
+    slow = tmp_path / "slow.py"
+    slow.write_text("import os, sys, time\ntime.sleep(4)\nos.execv(sys.argv[1], sys.argv[1:])\n")
+    added = user.claude(
+        work, "mcp", "add", "--scope", "user", "sjc", "--", sys.executable, str(slow), hostcli.sjc_bin("sjc-mcp")
+    )
+    assert added.rc == 0, added.stdout + added.stderr
+    config = user.home / ".claude.json"
+    data = json.loads(config.read_text())
+    data["mcpServers"]["sjc"]["alwaysLoad"] = True
+    config.write_text(json.dumps(data))
+    run = user.claude(work, "-p", f"Prune it. [[mcp {TOOL}]]", "--output-format", "json", "--allowedTools", TOOL)
     assert run.rc == 0, run.stdout[-800:] + run.stderr[-800:]
-    told = first_request(fake, run)
-    assert TOOL not in told and "still connecting" in told and "ToolSearch will wait" in told, told[-2000:]
-    reqs = fake.requests(run.json()["session_id"])
-    steps = [e.answer["block"] for e in reqs if e.kind == "ordinary"]
-    assert [b.get("name") or b["type"] for b in steps] == ["ToolSearch", TOOL, "text"]
-    assert steps[0]["input"] == {"query": "prune summary"}
-    entries = json.loads(cc_fake.tool_results(reqs[-1].body)[steps[1]["id"]])["entries"]
-    for key in cc_fake.INVENTED_KEYS:
-        assert [e["decision"] for e in entries if key in e["text"]] == ["prune"], key
+    reqs = [e for e in fake.requests(run.json()["session_id"]) if e.kind == "ordinary"]
+    assert TOOL in {t.get("name") for t in reqs[0].body.get("tools") or []}
+    assert [e.answer["block"].get("name") or e.answer["block"]["type"] for e in reqs] == [TOOL, "text"]

@@ -23,7 +23,10 @@ Facts of the real CLI (2.1.332), each checked below:
   ``~/.claude/plugins/installed_plugins.json`` and ``~/.claude/plugins/known_marketplaces.json``.
 - The plugin's MCP server is named ``plugin:sjc:sjc`` (``claude mcp list``), its tools
   ``mcp__plugin_sjc_sjc__<tool>``. They are deferred: the first request names them in a system message and
-  carries only ``ToolSearch``; after ``ToolSearch select:<name>`` the tool's schema is in the tool list.
+  carries only ``ToolSearch``; after ``ToolSearch select:<name>`` the tool's schema is in the tool list. A
+  server not yet connected when the first request goes out (sjc-mcp loads the MCP SDK first; on a loaded
+  machine that outlasts Claude Code's brief wait) is named there as still connecting instead, and a
+  ``ToolSearch`` by keywords waits for it and loads the tool (see ``test_cc_mcp``).
 - Without ``sjc-mcp`` on PATH ``claude mcp list`` reports the server as failing to connect.
 - Uninstall plus ``marketplace remove`` leave ``enabledPlugins: {}`` and ``extraKnownMarketplaces: {}`` in
   settings.json (every other key as it was), empty registries, and the cached copy marked ``.orphaned_at``.
@@ -266,7 +269,9 @@ def test_install_from_folder_tools_hooks_uninstall(tmp_path: Path, api: FakeMess
     assert json.loads(run.stdout)["result"] == cc_plugin_fake.FINAL
     reqs = api.main_requests()[n0:]
     first = json.dumps(reqs[0])
-    assert {t for t in TOOLS if TOOL_PREFIX + t in first} == TOOLS  # all four named to the model
+    named = {t for t in TOOLS if TOOL_PREFIX + t in first}
+    # all four named to the model, or the server named as still connecting (its ToolSearch then waits for it)
+    assert named == TOOLS or (not named and "still connecting" in first), first[-3000:]
     assert not any(n.startswith(TOOL_PREFIX) for n in cc_plugin_fake.tool_names(reqs[0]))  # deferred
     assert "ToolSearch" in cc_plugin_fake.tool_names(reqs[0])
     assert tool in cc_plugin_fake.tool_names(reqs[-1])  # loaded after ToolSearch
