@@ -50,6 +50,8 @@ def test_benchmark_script_smoke(tmp_path):
         "chain and anchor intact",
         "python parsing every line with json",
         "start-up:",
+        "MCP server start-up, sjc-mcp: spawn to initialize answered",
+        "an MCPServer with one trivial tool",
     ):
         assert needle in r.stdout
     if CLAUDE_FIXTURES.is_dir():  # the judgment on every real transcript, where ../shared is present
