@@ -49,15 +49,6 @@ def state_dir() -> Path:
     return user_state_path(APP, appauthor=False)
 
 
-def cache_dir() -> str | None:
-    """sjc's user cache folder (``$XDG_CACHE_HOME/sjc``, else ``~/.cache/sjc``) as a string, or None with
-    neither variable set: what the MCP handshake and the compiled patterns are kept in."""
-    base = os.environ.get("XDG_CACHE_HOME") or (
-        os.path.join(os.environ["HOME"], ".cache") if os.environ.get("HOME") else ""
-    )
-    return os.path.join(base, APP) if base else None
-
-
 def config_file() -> Path:
     return config_dir() / "config.toml"
 

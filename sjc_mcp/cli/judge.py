@@ -110,7 +110,7 @@ def judge_or_prune(args: argparse.Namespace, prune: bool) -> int:
     else:
         fn = prune_summary if prune else judge_summary
         assert summary is not None
-        r = fn(summary, sources, previous_summary=previous, task=task, log=True, **common)  # type: ignore[arg-type]
+        r = fn(summary, sources, previous_summary=previous, task=task, log=True, **common)
     for warning in r.warnings:
         print(f"sjc: {warning}", file=sys.stderr)
     if isinstance(r, PruneResult):

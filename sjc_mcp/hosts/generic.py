@@ -73,7 +73,7 @@ def _split(path: Path) -> list[tuple[list[Item], str]]:
             Item(
                 role=role,  # type: ignore[arg-type]
                 content=_content(r.get("content")),
-                name=r.get("name"),  # type: ignore[arg-type]
+                name=r.get("name"),
                 call_id=r.get("call_id") or r.get("tool_call_id"),
                 is_error=bool(r.get("is_error")),
             )

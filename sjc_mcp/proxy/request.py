@@ -51,7 +51,7 @@ def recognise(req: WireRequest, patterns: dict[str, str]) -> Compaction | None:
         if found is False:  # the host says what this request is, and it is no compaction
             return None
         if found:
-            return found  # type: ignore[no-any-return]
+            return found
     for name, pattern in rx.items():
         if getattr(READERS.get(name), "recognise", None) is None and (found := by_pattern(req, name, pattern)):
             return found
@@ -61,7 +61,7 @@ def recognise(req: WireRequest, patterns: dict[str, str]) -> Compaction | None:
 def session_of(req: WireRequest, host: str) -> str | None:
     """The host's session id, where its requests carry one."""
     own = getattr(READERS.get(host), "session_of", None)
-    return own(req) if own is not None else None  # type: ignore[no-any-return]
+    return own(req) if own is not None else None
 
 
 def boundary_of(req: WireRequest, host: str, session: str | None = None) -> str:
