@@ -137,7 +137,7 @@ def test_four_space_indentation_is_kept(home: Path) -> None:
 def test_another_context_engine_is_left_alone(home: Path) -> None:
     cfg = home / "config.yaml"
     cfg.write_text("context:\n  engine: lcm\n")
-    with pytest.raises(InputError, match="context.engine is 'lcm'"):
+    with pytest.raises(InputError, match=r"context\.engine is 'lcm'"):
         hermes.install()
     assert cfg.read_text() == "context:\n  engine: lcm\n"
     assert not (home / "plugins" / "sjc").exists()
