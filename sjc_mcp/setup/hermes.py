@@ -222,7 +222,15 @@ def _write_plugin(folder: Path, settings: dict[str, Any]) -> bool:
 # ---- install / uninstall -------------------------------------------------------------------------------
 
 
-def install(dry_run: bool = False) -> tuple[Path, str]:
+def _user_scope(scope: str) -> None:
+    if scope != "user":
+        raise InputError(
+            "hermes: sjc's plugin goes in Hermes' home (HERMES_HOME or ~/.hermes); there is no project scope"
+        )
+
+
+def install(scope: str = "user", dry_run: bool = False) -> tuple[Path, str]:
+    _user_scope(scope)
     cfg, folder = config_path(), plugin_dir()
     if not paths.hermes_home().is_dir():
         raise InputError(f"no Hermes home at {paths.hermes_home()} (run hermes once, or set HERMES_HOME)")
@@ -271,7 +279,8 @@ def _merge(first: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def uninstall(dry_run: bool = False) -> tuple[Path, str]:
+def uninstall(scope: str = "user", dry_run: bool = False) -> tuple[Path, str]:
+    _user_scope(scope)
     cfg, folder = config_path(), plugin_dir()
     if not _ours(folder):
         raise InputError(f"{folder} holds a plugin named {NAME} that is not sjc's; it is left alone")
