@@ -129,7 +129,7 @@ def test_four_space_indentation_is_kept(home: Path) -> None:
     cfg.write_text("model:\n    provider: custom\ntoolsets:\n    - terminal\n")
     hermes.install()
     assert cfg.read_text() == (
-        "model:\n    provider: custom\ntoolsets:\n    - terminal\nplugins:\n    enabled:\n    - sjc\n"
+        "model:\n    provider: custom\ntoolsets:\n    - terminal\nplugins:\n    enabled:\n        - sjc\n"
         "context:\n    engine: sjc\n"
     )
 
