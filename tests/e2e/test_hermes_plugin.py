@@ -97,6 +97,8 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Run:
         out.after = [fake.after_compaction(n) for n in range(2)]
         out.stored = hm.rows("SELECT content, active, compacted FROM messages WHERE session_id = ? ORDER BY id", (sid,))
         out.decisions = hm.decisions()
+    out.judge = hm.sjc("judge", "--transcript", str(hm.db), "--json")
+    out.replay = hm.sjc("replay", str(hm.hermes_home), env={"SJC_DECISION_LOG": str(hm.root / "replay.jsonl")})
     out.uninstall = hm.sjc("uninstall", "hermes")
     out.config_after = hm.config.read_bytes()
     out.plugin_left = (hm.hermes_home / "plugins" / "sjc").exists()
@@ -151,6 +153,17 @@ def test_each_compaction_is_in_the_decision_log(session: Run) -> None:
     assert len(judged) == 2, session.decisions
     assert [d["pruned"] for d in judged] == [len(invented(0)), len(invented(1))]
     assert all(d.get("session") == session.sid for d in judged)
+
+
+def test_sjc_reads_hermes_state_db(session: Run) -> None:
+    """``sjc judge --transcript`` and ``sjc replay`` on the state.db Hermes wrote: its two compactions, the
+    newest judged against its span, Hermes' notice and END line no entries of it."""
+    assert session.judge.returncode == 0, session.judge.stderr
+    entries = [e["text"] for e in json.loads(session.judge.stdout)["entries"]]
+    assert entries and not [t for t in entries if t.startswith(("[CONTEXT COMPACTION", "--- END OF CONTEXT"))]
+    assert [t for t in SUPPORTED if t not in entries] == []  # the stored summary's entries, each found again
+    assert session.replay.returncode == 0, session.replay.stderr
+    assert "replayed 2 compactions" in session.replay.stdout
 
 
 def test_uninstall_restores_hermes_config_byte_for_byte(session: Run) -> None:
