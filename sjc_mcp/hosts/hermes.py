@@ -139,7 +139,8 @@ def message_items(m: dict[str, Any]) -> list[Item]:
             return []
         out = [Item(role="assistant", content=text)] if text.strip() else []
         for c in _calls(m.get("tool_calls")):
-            fn = c.get("function") if isinstance(c.get("function"), dict) else {}
+            raw_fn = c.get("function")
+            fn: dict[str, Any] = raw_fn if isinstance(raw_fn, dict) else {}
             args = fn.get("arguments")
             out.append(
                 Item(
@@ -319,8 +320,9 @@ def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
 def plugin_boundary(payload: dict[str, Any]) -> Boundary:
     """The compaction the Hermes plugin hands over: the summary Hermes is about to keep, the messages it
     was written from, the ones Hermes keeps beside it, and the summary it updates."""
-    turns = payload.get("turns") if isinstance(payload.get("turns"), list) else []
-    kept = payload.get("retained") if isinstance(payload.get("retained"), list) else []
+    raw_turns, raw_kept = payload.get("turns"), payload.get("retained")
+    turns: list[dict[str, Any]] = raw_turns if isinstance(raw_turns, list) else []
+    kept: list[dict[str, Any]] = raw_kept if isinstance(raw_kept, list) else []
     retained = messages_items(kept)
     focus = payload.get("focus_topic")
     if isinstance(focus, str) and focus.strip():

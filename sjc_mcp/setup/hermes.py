@@ -163,7 +163,7 @@ def _disable(doc: Any, change: dict[str, Any] | None) -> None:
     """Take out of ``doc`` what ``change`` says install put in (without a record: sjc's two settings)."""
     plugins = doc.get("plugins") if isinstance(doc.get("plugins"), dict) else None
     context = doc.get("context") if isinstance(doc.get("context"), dict) else None
-    record = change if change is not None else {"enabled": True, "engine_was": "<none>", "created": []}
+    record: dict[str, Any] = change if change is not None else {"enabled": True, "engine_was": "<none>", "created": []}
     if plugins is not None and record.get("enabled") and isinstance(plugins.get("enabled"), list):
         while NAME in plugins["enabled"]:
             plugins["enabled"].remove(NAME)
@@ -174,7 +174,7 @@ def _disable(doc: Any, change: dict[str, Any] | None) -> None:
             del context["engine"]
         else:
             context["engine"] = record["engine_was"]
-    created = record.get("created") or []
+    created: list[str] = list(record.get("created") or [])
     if plugins is not None and "plugins.enabled" in created and plugins.get("enabled") == []:
         del plugins["enabled"]
     for key in ("context", "plugins"):
@@ -239,7 +239,7 @@ def install(scope: str = "user", dry_run: bool = False) -> tuple[Path, str]:
     raw, y, doc = _load(cfg)
     change = _enable(doc, cfg)
     after = _dump(y, doc) if change else raw
-    settings = {"v": 1, "command": hook_command(), "timeout_s": _timeout_s()}
+    settings: dict[str, Any] = {"v": 1, "command": hook_command(), "timeout_s": _timeout_s()}
     if dry_run:
         return cfg, (
             f"{cfg}:\n{after.decode()}" if change else f"{cfg}: sjc's context engine already enabled"

@@ -128,7 +128,7 @@ class SjcContextEngine(ContextCompressor):  # type: ignore[misc]
             return super()._generate_summary(  # type: ignore[no-any-return]
                 turns_to_summarize, focus_topic=focus_topic, memory_context=memory_context
             )
-        previous = self._previous_summary  # the summary this one updates (None at a first compaction)
+        previous: str | None = getattr(self, "_previous_summary", None)  # the summary this one updates, if any
         self._sjc_depth += 1
         try:
             out = super()._generate_summary(turns_to_summarize, focus_topic=focus_topic, memory_context=memory_context)
