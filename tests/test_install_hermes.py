@@ -177,3 +177,16 @@ def test_no_hermes_home_is_a_clear_error(tmp_path: Path) -> None:
     assert r.returncode == 2
     assert "no Hermes home at" in r.stderr and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_doctor_says_what_is_missing(home: Path) -> None:
+    (home / "config.yaml").write_text(CONFIG)
+    assert [(c.status, c.what) for c in hermes.doctor_checks()] == [("warn", "sjc's context engine not installed")]
+    hermes.install()
+    assert [c.status for c in hermes.doctor_checks()] == ["ok", "ok", "ok"]
+    settings = home / "plugins" / "sjc" / "sjc.json"
+    settings.write_text(json.dumps({"v": 1, "command": [str(home / "gone" / "sjc-hook"), "hermes"]}))
+    (home / "config.yaml").write_text(CONFIG)
+    checks = hermes.doctor_checks()
+    assert [c.status for c in checks] == ["ok", "FAIL", "FAIL"]
+    assert all(c.fix == "sjc install hermes" for c in checks[1:])

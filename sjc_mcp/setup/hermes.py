@@ -345,3 +345,56 @@ def _write_state(path: Path, record: dict[str, Any]) -> None:
     tmp = path.with_name(f".{path.name}.sjc-tmp")
     tmp.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, path)
+
+
+# ---- sjc doctor ----------------------------------------------------------------------------------------
+
+
+def doctor_checks() -> list[Any]:
+    """``sjc doctor``'s lines for Hermes: the plugin installed and current, enabled in config.yaml, and the
+    command it runs answering."""
+    import subprocess
+
+    from sjc_mcp.setup.doctor import FAIL, OK, WARN, Check
+
+    folder, cfg = plugin_dir(), config_path()
+    fix = "sjc install hermes"
+    if not (folder / "plugin.yaml").exists():
+        return [Check(WARN, "hermes", "sjc's context engine not installed", fix)]
+    if not _ours(folder):
+        return [Check(WARN, "hermes", f"{folder} holds another plugin named {NAME}", f"move it away, then {fix}")]
+    out = []
+    stale = [
+        n for n, data in _plugin_files().items() if not (folder / n).is_file() or (folder / n).read_bytes() != data
+    ]
+    if stale:
+        out.append(Check(WARN, "hermes", f"plugin files differ from this sjc's ({', '.join(stale)})", fix))
+    else:
+        out.append(Check(OK, "hermes", f"plugin installed ({folder})"))
+    try:
+        _, _, doc = _load(cfg)
+        plugins = doc.get("plugins") if isinstance(doc.get("plugins"), dict) else {}
+        context = doc.get("context") if isinstance(doc.get("context"), dict) else {}
+        enabled = NAME in (plugins.get("enabled") or []) and context.get("engine") == NAME
+    except InputError as exc:
+        return [*out, Check(FAIL, "hermes", str(exc))]
+    if enabled:
+        out.append(Check(OK, "hermes", f"enabled in {cfg} (plugins.enabled, context.engine: {NAME})"))
+    else:
+        out.append(Check(FAIL, "hermes", f"not enabled in {cfg}: Hermes compacts with its own engine", fix))
+    try:
+        settings = json.loads((folder / SETTINGS).read_text(encoding="utf-8"))
+        command = [str(a) for a in settings["command"]]
+        done = subprocess.run(
+            command, input='{"hook_event_name": "doctor"}', capture_output=True, text=True, timeout=30
+        )
+        answered = done.returncode == 0
+    except (OSError, ValueError, KeyError, TypeError, subprocess.SubprocessError):
+        answered, command = False, []
+    if answered:
+        out.append(Check(OK, "hermes", f"the plugin's sjc side runs ({command[0]})"))
+    else:
+        out.append(
+            Check(FAIL, "hermes", f"the plugin's sjc side does not run ({' '.join(command) or folder / SETTINGS})", fix)
+        )
+    return out
