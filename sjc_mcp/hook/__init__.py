@@ -52,6 +52,7 @@ HOSTS: dict[str, tuple[str, str, Events]] = {
             "UserPromptSubmit": (None, None),
         },
     ),
+    "hermes": ("sjc_mcp.hook.hermes", "HermesHook", {"compress": None}),  # sent by sjc's Hermes plugin
 }
 
 

@@ -30,21 +30,14 @@ class HermesHook(HookBase):
 
     def compress(self) -> str:
         from sjc_mcp.hosts.hermes import plugin_boundary
-        from sjc_mcp.pipeline import boundary_kwargs, prune_summary
+        from sjc_mcp.pipeline import judge_boundary
 
         if self.payload.get("v") != PROTOCOL:
             raise ValueError(f"the Hermes plugin speaks protocol {self.payload.get('v')!r}, this sjc {PROTOCOL}")
         boundary = plugin_boundary(self.payload)
         if not boundary.summary.strip():
             raise ValueError("the Hermes plugin sent no summary")
-        r = prune_summary(
-            boundary.summary,
-            boundary.sources(),
-            host="hermes",
-            config=self.config,
-            meta=self.meta(),
-            **boundary_kwargs(boundary),
-        )
+        r = judge_boundary(boundary, host="hermes", config=self.config, meta=self.meta())
         removed = sum(e.decision == "prune" for e in r.entries)
         verb = "would prune" if r.mode == "shadow" else "pruned"
         line = (
@@ -52,6 +45,7 @@ class HermesHook(HookBase):
             f"{'entry' if removed == 1 else 'entries'} with no source (log: {self.config.decision_log_path})"
         )
         answer: dict[str, Any] = {"line": line}
-        if r.pruned_summary != boundary.summary:
-            answer["summary"] = r.pruned_summary
+        pruned = getattr(r, "pruned_summary", boundary.summary)
+        if pruned != boundary.summary:
+            answer["summary"] = pruned
         return json.dumps(answer, ensure_ascii=True)

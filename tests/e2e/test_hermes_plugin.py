@@ -43,7 +43,6 @@ from hermes_fake import (
 )
 from hermes_harness import Hermes, config_yaml
 
-pytestmark = pytest.mark.slow
 FOCUS = "the gateway service"
 
 

@@ -14,6 +14,8 @@ import pytest
 
 from sjc_mcp.plugins.hermes import bridge
 
+pytestmark = pytest.mark.slow  # every test runs a child process, as the plugin does
+
 SUMMARY = "## Goal\nShip it.\n\n## Key Decisions\n- Keep the cache.\n- Email every customer.\n"
 PRUNED = "## Goal\nShip it.\n\n## Key Decisions\n- Keep the cache.\n"
 

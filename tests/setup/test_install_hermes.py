@@ -170,6 +170,7 @@ def test_dry_run_writes_nothing(home: Path) -> None:
     assert cfg.read_text() == CONFIG and not (home / "plugins").exists()
 
 
+@pytest.mark.slow
 def test_no_hermes_home_is_a_clear_error(tmp_path: Path) -> None:
     env = {**os.environ, "HERMES_HOME": str(tmp_path / "nowhere"), "HOME": str(tmp_path)}
     sjc = Path(sys.executable).parent / "sjc"
@@ -179,6 +180,7 @@ def test_no_hermes_home_is_a_clear_error(tmp_path: Path) -> None:
     assert len(r.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_doctor_says_what_is_missing(home: Path) -> None:
     (home / "config.yaml").write_text(CONFIG)
     assert [(c.status, c.what) for c in hermes.doctor_checks()] == [("warn", "sjc's context engine not installed")]

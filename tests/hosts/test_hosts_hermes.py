@@ -191,6 +191,7 @@ def test_what_is_not_a_hermes_store_is_said_so(tmp_path: Path) -> None:
         hermes.read_boundary(empty)
 
 
+@pytest.mark.slow
 def test_sjc_judge_reads_a_state_db(in_place: Path, tmp_path: Path) -> None:
     sjc = Path(sys.executable).parent / "sjc"
     env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "SJC_DECISION_LOG": str(tmp_path / "log.jsonl")}
