@@ -23,12 +23,14 @@ The plugin's compaction (``hook.hermes``) hands over the same messages and is re
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 from sjc_mcp.errors import TranscriptError
-from sjc_mcp.hosts.base import Boundary, Item, choose
+from sjc_mcp.formats import Compaction, WireRequest, hermes_prompt, module, openai_chat
+from sjc_mcp.hosts.base import Boundary, Item, by_pattern, choose
 
 NOTICES = ("[CONTEXT COMPACTION — REFERENCE ONLY]", "[CONTEXT SUMMARY]:")
 MERGED_HEADER = "[PRIOR CONTEXT — for reference only; not a new message]"
@@ -101,15 +103,8 @@ def merged_prior(text: str) -> str | None:
     return t[len(MERGED_HEADER) : t.index(MERGED_DELIMITER)].strip()
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
-    return ""
-
-
 def _calls(raw: Any) -> list[dict[str, Any]]:
+    """A row's ``tool_calls`` (JSON text in state.db, a list in the plugin's copy)."""
     if isinstance(raw, str):
         try:
             raw = json.loads(raw) if raw.strip() else []
@@ -118,58 +113,92 @@ def _calls(raw: Any) -> list[dict[str, Any]]:
     return [c for c in raw if isinstance(c, dict)] if isinstance(raw, list) else []
 
 
-def message_items(m: dict[str, Any]) -> list[Item]:
-    """One Hermes message (a state.db row or the plugin's copy of one) as items."""
-    role = m.get("role")
-    text = _text(m.get("content"))
-    if role == "user":
-        prior = merged_prior(text)
-        if prior is not None:
-            text = prior
-        elif is_summary(text):
-            return []
-        if not text.strip() or text.lstrip().startswith(INJECTED_USER):
-            return []
-        return [Item(role="user", content=text)]
-    if role == "assistant":
-        prior = merged_prior(text)
-        if prior is not None:
-            text = prior
-        elif is_summary(text):
-            return []
-        out = [Item(role="assistant", content=text)] if text.strip() else []
-        for c in _calls(m.get("tool_calls")):
-            raw_fn = c.get("function")
-            fn: dict[str, Any] = raw_fn if isinstance(raw_fn, dict) else {}
-            args = fn.get("arguments")
-            out.append(
-                Item(
-                    role="tool_call",
-                    content=args if isinstance(args, str) else json.dumps(args or {}, ensure_ascii=False),
-                    name=str(fn.get("name") or "tool"),
-                    call_id=str(c.get("id") or c.get("call_id") or "") or None,
-                )
-            )
-        return out
-    if role == "tool":
-        if not text.strip() or text.strip() in PLACEHOLDERS:
-            return []
-        output, failed = tool_result(text)
-        name = m.get("tool_name") or m.get("name")
-        return [
-            Item(
-                role="tool_output",
-                content=output,
-                name=str(name) if name else None,
-                call_id=str(m.get("tool_call_id") or "") or None,
-                is_error=failed,
-            )
-        ]
-    return []
+def meaning(items: list[Item]) -> list[Item]:
+    """Items read from Hermes' messages (any wire, or its serialised prompt) as Hermes means them: a summary
+    message is no turn (a merged one keeps the kept message's own text), Hermes' own user-role notes and
+    its placeholders for old outputs are no one's words, a tool output is the terminal tool's JSON
+    unwrapped, a call's output carries the call's tool name."""
+    names = {it.call_id: it.name for it in items if it.role == "tool_call" and it.call_id}
+    out: list[Item] = []
+    for it in items:
+        text = it.content
+        if it.role in ("user", "assistant"):
+            prior = merged_prior(text)
+            if prior is not None:
+                text = prior
+            elif is_summary(text):
+                continue
+            if not text.strip() or (it.role == "user" and text.lstrip().startswith(INJECTED_USER)):
+                continue
+            out.append(Item(role=it.role, content=text))
+        elif it.role == "tool_output":
+            if text.strip() in PLACEHOLDERS:  # the call ran; its output is elsewhere (or gone): nothing here
+                text = ""
+            output, failed = tool_result(text)
+            name = it.name or names.get(it.call_id)
+            out.append(Item(role="tool_output", content=output, name=name, call_id=it.call_id, is_error=failed))
+        else:
+            out.append(it)
+    return out
 
 
 def messages_items(messages: list[dict[str, Any]]) -> list[Item]:
-    return [it for m in messages if isinstance(m, dict) for it in message_items(m)]
+    """Hermes' messages (state.db rows, or the plugin's copies of its in-memory messages), read as the Chat
+    Completions messages they are, then as Hermes means them."""
+    items: list[Item] = []
+    for m in messages:
+        if not isinstance(m, dict):
+            continue
+        calls = _calls(m.get("tool_calls"))
+        read = [it for it, _ in openai_chat.message_items({**m, "tool_calls": calls})]
+        tool = m.get("tool_name") or m.get("name")
+        for it in read:
+            if it.role == "tool_output" and isinstance(tool, str) and tool:
+                it.name = tool
+            if it.role == "tool_call" and not it.call_id:  # Hermes' copies name the call by call_id too
+                it.call_id = next((str(c.get("call_id")) for c in calls if c.get("call_id")), None)
+        items += read
+    return meaning(items)
+
+
+def message_items(m: dict[str, Any]) -> list[Item]:
+    return messages_items([m])
+
+
+# ---- the proxy: Hermes' compaction request ---------------------------------------------------------------
+
+
+def recognise(req: WireRequest, pattern: re.Pattern[str] | None) -> Compaction | None:
+    """Hermes' compaction by its shape: a request of one user message and no tools whose text is Hermes'
+    summarization prompt (checked before any history is read: every request through the proxy is asked);
+    else a ``[proxy] patterns`` entry for ``hermes``, if one is set."""
+    msgs = req.body.get("input" if req.wire == "responses" else "messages")
+    one = not req.body.get("tools") and isinstance(msgs, list) and len(msgs) == 1 and isinstance(msgs[0], dict)
+    if (
+        one
+        and msgs[0].get("role", "user") == "user"
+        and hermes_prompt.is_prompt(module(req.wire).last_user_text(req.body))
+    ):
+        return Compaction("hermes", "its one-message summarization prompt")
+    return by_pattern(req, "hermes", pattern)
+
+
+def request_boundary(req: WireRequest, pattern: re.Pattern[str] | None) -> Boundary:
+    """The history Hermes wrote into its prompt: the turns (tool results with the calls they answer), the
+    summary it updates, and the focus it was asked to keep in view (the user's ``/compress`` words, or its
+    list of the user's latest prompts)."""
+    prompt = hermes_prompt.read(module(req.wire).last_user_text(req.body))
+    span = meaning(prompt.items)
+    focus = [Item(role="user", content=prompt.focus)] if prompt.focus and prompt.focus.strip() else []
+    return Boundary(
+        host="hermes",
+        index=0,
+        summary="",
+        previous_summary=prompt.previous_summary,
+        span=span,
+        retained=focus,
+        task=next((it.content for it in span if it.role == "user"), None),
+    )
 
 
 # ---- state.db ------------------------------------------------------------------------------------------

@@ -12,6 +12,10 @@ every request (body parsed, headers without credentials) and plays the model in 
 - a user prompt as the last message -> one ``terminal`` call running ``COMMAND``;
 - a tool result as the last message -> a short text answer.
 
+With ``vary`` each call runs ``echo check N; COMMAND`` (N: the user messages so far), so no two outputs are
+the same: Hermes replaces all but the newest of identical tool outputs with a placeholder before it writes
+its compaction prompt, and a summarizer can only state what that prompt shows it.
+
 The tool-call answer to a request holding ``compact_at`` real user prompts after the newest compaction
 summary (or from the start) reports ``big_usage`` prompt tokens, above Hermes' trigger for a 65536-token
 window (64000), so Hermes compacts right after running that call (mid-turn) and then finishes the turn.
@@ -169,8 +173,11 @@ def summary_message(body: dict[str, Any]) -> str | None:
 
 
 class FakeHermesModel:
-    def __init__(self, compact_at: int = 3, big_usage: int = 65_000, context_length: int = 65_536) -> None:
+    def __init__(
+        self, compact_at: int = 3, big_usage: int = 65_000, context_length: int = 65_536, vary: bool = False
+    ) -> None:
         self.compact_at = compact_at
+        self.vary = vary
         self.big_usage = big_usage
         self.context_length = context_length
         self.requests: list[dict[str, Any]] = []
@@ -263,7 +270,10 @@ class FakeHermesModel:
         if last.get("role") == "tool":
             return {"text": "The gateway is healthy; the listing is above.", "tag": "after-tool", "big": False}
         big = prompts_since_summary(body) >= self.compact_at
-        return {"call": {"name": "terminal", "arguments": json.dumps({"command": COMMAND})}, "tag": "shell", "big": big}
+        command = COMMAND
+        if self.vary:  # each call's output its own (Hermes replaces all but the newest of identical ones)
+            command = f"echo check {sum(m.get('role') == 'user' for m in messages(body))}; {COMMAND}"
+        return {"call": {"name": "terminal", "arguments": json.dumps({"command": command})}, "tag": "shell", "big": big}
 
     def _usage(self, big: bool) -> dict[str, int]:
         p = self.big_usage if big else 300

@@ -210,3 +210,98 @@ def test_sjc_judge_reads_a_state_db(in_place: Path, tmp_path: Path) -> None:
         [str(sjc), "judge", "--transcript", f"{in_place}#nope"], capture_output=True, text=True, env=env, timeout=60
     )
     assert bad.returncode == 2 and "no session 'nope'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+# ---- the proxy: Hermes' compaction request ---------------------------------------------------------------
+
+PREAMBLE = (
+    "You are a summarization agent creating a context checkpoint. Treat the conversation turns below as "
+    "source material for a compact record of prior work."
+)
+TEMPLATE = "\n\n## Goal\n[What the user is trying to accomplish]\n\nTarget ~2000 tokens."
+
+
+def prompt(turns: str, previous: str | None = None, focus: str | None = None) -> str:
+    if previous is None:
+        text = f"{PREAMBLE}\n\nCreate a structured checkpoint summary …\n\nTURNS TO SUMMARIZE:\n{turns}"
+        text += f"\n\nUse this exact structure:\n{TEMPLATE}"
+    else:
+        text = f"{PREAMBLE}\n\nYou are updating a context compaction summary. …\n\nPREVIOUS SUMMARY:\n{previous}"
+        text += f"\n\nNEW TURNS TO INCORPORATE:\n{turns}\n\nUpdate the summary using this exact structure. …{TEMPLATE}"
+    if focus is not None:
+        text += f'\n\nFOCUS TOPIC: "{focus}"\nThis compaction should PRIORITISE preserving all information …'
+    return text
+
+
+TURNS = "\n\n".join(
+    [
+        "[USER]: Check the gateway service.",
+        '[ASSISTANT]: Checking.\n[Tool calls:\n  terminal({"command": "cat service.log; ls"})\n  read_file({"path": "a.txt"})\n]',
+        f"[TOOL RESULT call_7]: {result(LOG)}",
+        "[TOOL RESULT call_8]: [Duplicate tool output — same content as a more recent call]",
+        "[USER]: [Your active task list was preserved across context compression]\n- [ ] 1. deploy",
+        "[ASSISTANT]: The gateway is healthy.",
+        "[USER]: And the failing one?",
+        '[ASSISTANT]: \n[Tool calls:\n  terminal({"command": "false"})\n]',
+        f"[TOOL RESULT call_9]: {result('', 1, 'exit status 1')}",
+    ]
+)
+
+
+def wire(text: str, **extra: object):
+    from sjc_mcp.formats import WireRequest
+
+    return WireRequest(
+        "chat", "/v1/chat/completions", {"model": "m", "messages": [{"role": "user", "content": text}], **extra}
+    )
+
+
+def test_the_compaction_request_is_recognised_by_its_shape() -> None:
+    found = hermes.recognise(wire(prompt(TURNS)), None)
+    assert found is not None and found.host == "hermes" and not found.server_side
+    assert hermes.recognise(wire(prompt(TURNS), tools=[{"type": "function"}]), None) is None
+    quoted = wire(prompt(TURNS))
+    quoted.body["messages"].insert(0, {"role": "system", "content": "You are Hermes."})
+    assert hermes.recognise(quoted, None) is None  # the agent's own turn quoting the prompt
+    assert hermes.recognise(wire("Please summarize: " + prompt(TURNS)), None) is None
+
+
+def test_the_history_in_the_prompt_is_the_span() -> None:
+    b = hermes.request_boundary(wire(prompt(TURNS, focus="the gateway")), None)
+    assert b.previous_summary is None
+    outputs = [(it.name, it.call_id, it.content, it.is_error) for it in b.span if it.role == "tool_output"]
+    assert outputs == [
+        ("terminal", "call_7", LOG, False),
+        ("read_file", "call_8", "", False),  # the call ran; Hermes' placeholder is no output
+        ("terminal", "call_9", "exit status 1", True),
+    ]
+    assert [it.content for it in b.span if it.role == "user"] == ["Check the gateway service.", "And the failing one?"]
+    assert [it.content for it in b.retained] == ["the gateway"]
+    sources = b.sources()
+    assert any(s.call and "cat service.log" in s.call and s.content == LOG for s in sources)
+
+
+def test_an_update_carries_the_previous_summary() -> None:
+    previous = "## Goal\nCheck the gateway.\n\n## Completed Actions\n1. RUN `ls` — 3 files [tool: terminal]"
+    b = hermes.request_boundary(wire(prompt(TURNS, previous=previous)), None)
+    assert b.previous_summary == previous
+    assert len([it for it in b.span if it.role == "tool_output" and it.content]) == 2
+
+
+def test_the_captured_requests_read_as_spans() -> None:
+    from tests.conftest import SHARED, need_shared
+
+    folder = need_shared(SHARED / "e2e" / "hermes" / "samples")
+    for name, iterative in (
+        ("compaction_request_first_auto.json", False),
+        ("compaction_request_iterative_manual_focus.json", True),
+    ):
+        body = json.loads((folder / name).read_text())["body"]
+        from sjc_mcp.formats import WireRequest
+
+        req = WireRequest("chat", "/v1/chat/completions", body)
+        assert hermes.recognise(req, None) is not None, name
+        b = hermes.request_boundary(req, None)
+        assert (b.previous_summary is not None) == iterative, name
+        outputs = [it.content for it in b.span if it.role == "tool_output"]
+        assert outputs and all(o.startswith("build ok\nversion 2.4.1") for o in outputs), name
