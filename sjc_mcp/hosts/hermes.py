@@ -135,7 +135,7 @@ def meaning(items: list[Item]) -> list[Item]:
             if text.strip() in PLACEHOLDERS:  # the call ran; its output is elsewhere (or gone): nothing here
                 text = ""
             output, failed = tool_result(text)
-            name = it.name or names.get(it.call_id)
+            name = it.name or (names.get(it.call_id) if it.call_id else None)
             out.append(Item(role="tool_output", content=output, name=name, call_id=it.call_id, is_error=failed))
         else:
             out.append(it)
@@ -173,10 +173,11 @@ def recognise(req: WireRequest, pattern: re.Pattern[str] | None) -> Compaction |
     summarization prompt (checked before any history is read: every request through the proxy is asked);
     else a ``[proxy] patterns`` entry for ``hermes``, if one is set."""
     msgs = req.body.get("input" if req.wire == "responses" else "messages")
-    one = not req.body.get("tools") and isinstance(msgs, list) and len(msgs) == 1 and isinstance(msgs[0], dict)
+    first = msgs[0] if isinstance(msgs, list) and len(msgs) == 1 else None
     if (
-        one
-        and msgs[0].get("role", "user") == "user"
+        not req.body.get("tools")
+        and isinstance(first, dict)
+        and first.get("role", "user") == "user"
         and hermes_prompt.is_prompt(module(req.wire).last_user_text(req.body))
     ):
         return Compaction("hermes", "its one-message summarization prompt")

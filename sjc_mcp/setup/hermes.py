@@ -46,11 +46,13 @@ def plugin_dir() -> Path:
 
 
 def hook_command() -> list[str]:
-    """The command the plugin runs: the ``sjc-hook`` beside this interpreter (the same install as this
-    ``sjc``), else this interpreter running sjc's CLI."""
-    script = Path(sys.executable).parent / "sjc-hook"
-    if script.is_file() and os.access(script, os.X_OK):
-        return [str(script), "hermes"]
+    """The command the plugin runs: the ``sjc-hook`` installed with this sjc (an absolute path: Hermes' PATH
+    is not this shell's), else this interpreter running sjc's CLI."""
+    from sjc_mcp.setup.hook_entries import hook_command as script
+
+    found = script()
+    if os.path.isabs(found):
+        return [found, "hermes"]
     return [sys.executable, "-m", "sjc_mcp", "hook", "hermes"]
 
 

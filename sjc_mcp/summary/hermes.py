@@ -7,8 +7,8 @@ ones). Hermes wraps it: its "[CONTEXT COMPACTION — REFERENCE ONLY] …" notice
 "--- END OF CONTEXT SUMMARY …" line at the end, and, when the summary is merged into the first kept message,
 that message's own text before it between "[PRIOR CONTEXT — …]" and "[END OF PRIOR CONTEXT — COMPACTION SUMMARY
 BELOW]". All of that is structure: never an entry, never deleted (Hermes finds its summary again by the
-notice); so is an empty section's ``None.``. The raw answer of the summarizer (no notice) is the same
-sections.
+notice). An empty section's ``None.`` is a placeholder, as in every format. The raw answer of the
+summarizer (no notice) is the same sections.
 """
 
 from __future__ import annotations
@@ -46,8 +46,6 @@ NAMES = (
     "Remaining Work",
 )
 _STRUCTURE = (*NOTICES, MERGED_HEADER, MERGED_DELIMITER, END_MARKER)
-# what Hermes' template has the summarizer write in an empty section: says nothing, so it is no entry
-PLACEHOLDERS = ("None.", "None")
 
 
 def looks_like(text: str) -> bool:
@@ -76,7 +74,7 @@ def _body(text: str) -> tuple[int, int]:
 
 def _structure(line: str) -> bool:
     s = line.strip()
-    return s.startswith(_STRUCTURE) or s in PLACEHOLDERS
+    return s.startswith(_STRUCTURE)
 
 
 def parse(text: str) -> ParsedSummary:
