@@ -194,6 +194,10 @@ def faults(tmp_path_factory: pytest.TempPathFactory) -> Run:
         out.hung = _compacting_session(hm)
         out.hung_after = fake.after_compaction(1)
         out.decisions = hm.decisions()
+        logs = hm.hermes_home / "logs"
+        out.hermes_log = (
+            "".join(p.read_text(errors="replace") for p in sorted(logs.glob("*.log"))) if logs.is_dir() else ""
+        )
     return out
 
 
@@ -214,4 +218,5 @@ def test_sjc_not_answering_leaves_hermes_summary_and_the_session_goes_on(faults:
     text = summary_message(faults.hung_after["body"])
     assert text is not None and [e for e in invented(1) if e not in text] == []
     assert "no answer from sjc within 3s" in faults.hung[1].stderr  # the turn that compacted (the third)
+    assert "no answer from sjc within 3s" in faults.hermes_log  # and Hermes' own log ($HERMES_HOME/logs)
     assert faults.hung[-1].stdout.strip()  # the session answered after it
