@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from typing import Any, ClassVar
 
 from sjc_mcp.hook.base import HookBase
@@ -37,7 +38,9 @@ class HermesHook(HookBase):
         boundary = plugin_boundary(self.payload)
         if not boundary.summary.strip():
             raise ValueError("the Hermes plugin sent no summary")
-        r = judge_boundary(boundary, host="hermes", config=self.config, meta=self.meta())
+        r = judge_boundary(boundary, host="hermes", config=self.config, meta=self.meta(), log=True)
+        for warning in r.warnings:  # the plugin passes these lines on to Hermes' log
+            print(f"sjc hook: {warning}", file=sys.stderr)
         removed = sum(e.decision == "prune" for e in r.entries)
         verb = "would prune" if r.mode == "shadow" else "pruned"
         line = (
