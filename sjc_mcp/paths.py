@@ -65,3 +65,8 @@ def codex_home() -> Path:
     """Codex's home folder: ``$CODEX_HOME`` when set (Codex reads its config, hooks and sessions there),
     else ``~/.codex``."""
     return Path(os.environ.get("CODEX_HOME") or "~/.codex").expanduser()
+
+
+def hermes_home() -> Path:
+    """Hermes Agent's home folder: ``$HERMES_HOME`` when set, else ``~/.hermes``."""
+    return Path(os.environ.get("HERMES_HOME") or "~/.hermes").expanduser()

@@ -76,7 +76,7 @@ def is_forward_section(section: str) -> bool:
     return bool(_FORWARD.search(section))
 
 
-_USER_SECTION = re.compile(r"user'?s? (?:messages?|asks?|requests?)|primary request", re.IGNORECASE)
+_USER_SECTION = re.compile(r"user'?s? (?:messages?|asks?|requests?)|primary request|task snapshot", re.IGNORECASE)
 
 
 def is_user_section(section: str) -> bool:

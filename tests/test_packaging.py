@@ -68,6 +68,8 @@ def test_metadata_licence_classifiers_and_entry_points(wheel):
 def _third_party_imports() -> set[str]:
     found: set[str] = set()
     for py in (ROOT / "sjc_mcp").rglob("*.py"):
+        if "plugins" in py.relative_to(ROOT / "sjc_mcp").parts:
+            continue  # code a host loads into its own interpreter: it imports the host's modules
         for node in ast.walk(ast.parse(py.read_text())):
             if isinstance(node, ast.Import):
                 found |= {a.name.split(".")[0] for a in node.names}

@@ -17,7 +17,8 @@ def transcript_files(paths: Sequence[str]) -> list[Path]:
     for raw in paths:
         p = Path(raw).expanduser()
         if p.is_dir():
-            out += sorted(f for f in p.rglob("*") if f.suffix in (".jsonl", ".json") and f.is_file())
+            found = p.rglob("*")
+            out += sorted(f for f in found if (f.suffix in (".jsonl", ".json") or f.name == "state.db") and f.is_file())
         elif p.is_file():
             out.append(p)
         else:

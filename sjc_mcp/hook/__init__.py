@@ -52,6 +52,8 @@ HOSTS: dict[str, tuple[str, str, Events]] = {
             "UserPromptSubmit": (None, None),
         },
     ),
+    # sent by sjc's Hermes plugin at each compaction (no host settings: sjc install hermes installs the plugin)
+    "hermes": ("sjc_mcp.hook.hermes", "HermesHook", {"compress": (None, None)}),
 }
 
 

@@ -10,13 +10,15 @@ import json
 from pathlib import Path
 
 from sjc_mcp.errors import TranscriptError
-from sjc_mcp.hosts import claude_code, codex, gemini, generic
+from sjc_mcp.hosts import claude_code, codex, gemini, generic, hermes
 from sjc_mcp.hosts.base import Boundary, Item
 
-READERS = {"claude-code": claude_code, "codex": codex, "gemini": gemini, "generic": generic}
+READERS = {"claude-code": claude_code, "codex": codex, "gemini": gemini, "hermes": hermes, "generic": generic}
 
 
 def detect(path: str | Path) -> str:
+    if hermes.looks_like(path):  # a SQLite file (or FILE#SESSION) with Hermes' tables
+        return "hermes"
     p = Path(path)
     try:
         with p.open("rb") as fh:

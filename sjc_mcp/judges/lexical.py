@@ -29,6 +29,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from sjc_mcp.judges import _signals_tool_claims as tool_claims
 from sjc_mcp.judges._signals_entry import FEATURES, Span, signals
 from sjc_mcp.judges._signals_reason import Finding, reason
 from sjc_mcp.judges._signals_text import anchors, found
@@ -187,6 +188,9 @@ def fit_weights(rows: list[list[float]], ys: list[bool]) -> Weights:
 # dev cases 64 of 65 such entries are supported.
 CONTRADICTED_CAP = 0.2
 DONE_FLOOR = 0.6
+# An entry that names the tool that did it (Hermes' ``N. ACTION target — outcome [tool: name]``) when no call
+# of the span backs the claim (``_signals_tool_claims``): held below the threshold like a contradiction.
+UNBACKED_CLAIM_CAP = 0.2
 
 
 class LexicalJudge:
@@ -218,8 +222,11 @@ class LexicalJudge:
         feats = features if features is not None else self.features(request)
         for e, (f, finding) in zip(request.entries, feats, strict=True):
             score = self.weights.score(f)
+            unbacked = tool_claims.unbacked(e.text, request.sources, request.previous_summary)
             if finding.conflict:
                 score = min(score, CONTRADICTED_CAP)
+            elif unbacked:
+                score = min(score, UNBACKED_CLAIM_CAP)
             elif f["done_backed"] >= 1.0:
                 score = max(score, DONE_FLOOR)
             finding.score = score
@@ -231,7 +238,7 @@ class LexicalJudge:
                     quote=finding.done.line if backed and finding.done else finding.quote,
                     origin=_origin(finding, request),
                     contradicted=finding.conflict is not None,
-                    reason=reason(finding),
+                    reason=unbacked or reason(finding),
                 )
             )
         return JudgeOutput(judgments=judgments, name=self.name, model=self.model)

@@ -389,6 +389,11 @@ def run(config_path: str | None = None, env: dict[str, str] | None = None) -> tu
     if paths.codex_home().is_dir() or shutil.which("codex"):
         found = True
         checks += _codex()
+    if paths.hermes_home().is_dir() or shutil.which("hermes"):
+        from sjc_mcp.setup import hermes
+
+        found = True
+        checks += hermes.doctor_checks()
     if not found:
         checks.append(
             Check(INFO, "hosts", "neither Claude Code (~/.claude, claude) nor Codex ($CODEX_HOME, codex) found")

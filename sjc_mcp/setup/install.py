@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sjc_mcp import paths
 from sjc_mcp.errors import InputError
-from sjc_mcp.setup import codex_trust, settings_file
+from sjc_mcp.setup import codex_trust, hermes, settings_file
 from sjc_mcp.setup.hook_entries import EVENTS, hook_block, merge, remove
 
 __all__ = ["EVENTS", "hook_block", "install", "settings_path", "uninstall"]
@@ -31,6 +31,10 @@ def settings_path(host: str, scope: str, cwd: Path | None = None) -> Path:
 def install(
     host: str, scope: str = "user", dry_run: bool = False, command: str | None = None, trust: bool = False
 ) -> tuple[Path, str]:
+    if host == "hermes":  # a plugin and Hermes' config.yaml, not hook settings
+        if trust:
+            raise InputError("--trust is for codex: Hermes loads the plugin its config.yaml enables")
+        return hermes.install(scope, dry_run)
     if trust and host != "codex":
         raise InputError("--trust is for codex: Claude Code runs the hooks in its settings without a trust step")
     path = settings_path(host, scope)
@@ -57,6 +61,8 @@ def install(
 
 
 def uninstall(host: str, scope: str = "user", dry_run: bool = False) -> tuple[Path, str]:
+    if host == "hermes":
+        return hermes.uninstall(scope, dry_run)
     path = settings_path(host, scope)
     before = settings_file.read_json(path)
     after = remove(before)
