@@ -43,14 +43,27 @@ SUMMARY_WRAPPER = "The conversation history before this point was compacted into
 INJECTED = ("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>", SUMMARY_WRAPPER, "<summary>")
 
 CONFIG_YAML = "service: ledger-api\nport: 8431\ndb_host: db-7.internal\nmax_workers: 12\nretry_backoff_ms: 250\n"
+# a log large enough that its read result is a zstd row in OpenClaw's store and that a history holding it
+# needs more than one summary chunk in a small window
+SERVICE_LOG = "".join(
+    f"2026-11-30T{h:02d}:{m:02d}:00Z ledger-api worker={m % 12} request_id=req-{h * 60 + m:05d} status=200 "
+    f"latency_ms={(h * 7 + m * 13) % 90 + 10}\n"
+    for h in range(6)
+    for m in range(60)
+)
+CHANGELOG = "".join(f"## 1.{n}.0\n- ledger-api release {n}: worker pool and retry tuning\n\n" for n in range(30))
 WORKSPACE = {
     "config.yaml": CONFIG_YAML,
+    "CHANGELOG.md": CHANGELOG,
+    "service.log": SERVICE_LOG,
     "NOTES.txt": "Release checklist lives in docs/RELEASE.md\n",
     "app.py": "print('ledger-api')\n",
 }
 PROMPT_BUILD = "Check the build with a shell command and tell me if it is ok. [[exec echo build ok; ls]]"
 PROMPT_PORT = "Read config.yaml and tell me which port the service uses. [[read config.yaml]]"
 PROMPT_TESTS = "Now run the unit tests with a shell command. [[exec echo 3 passed]]"
+PROMPT_LOG = "Read service.log and tell me the slowest request. [[read service.log]]"
+PROMPT_CHANGELOG = "Read CHANGELOG.md and list the releases. [[read CHANGELOG.md]]"
 PROMPT_BACKOFF = "Thanks. Which retry backoff does the service use?"
 PROMPT_AGAIN = "Which port does the service use again? Answer from memory."
 
@@ -492,3 +505,33 @@ def send_chat_stream(handler: BaseHTTPRequestHandler, resp: dict[str, Any]) -> N
         handler.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
     handler.wfile.write(b"0\r\n\r\n")
     handler.wfile.flush()
+
+
+def compaction_groups(exchanges: list[Exchange]) -> list[list[Exchange]]:
+    """The summarising requests of each compaction, oldest first: a run of them with no ordinary or side
+    request in between is one compaction (history and split-turn prefix, chunks and merge, retries)."""
+    groups: list[list[Exchange]] = []
+    prev = ""
+    for e in exchanges:
+        if e.kind == "compaction":
+            if prev != "compaction":
+                groups.append([])
+            groups[-1].append(e)
+        if e.kind != "other":
+            prev = e.kind
+    return groups
+
+
+def has_headings_in_order(summary: str, headings: list[str] = SAFEGUARD_HEADINGS) -> bool:
+    """OpenClaw's own structure check (hasRequiredSummarySections): each heading a whole line, in order."""
+    lines = [ln.strip() for ln in summary.splitlines() if ln.strip()]
+    at = 0
+    for h in headings:
+        if h not in lines[at:]:
+            return False
+        at = lines.index(h, at) + 1
+    return True
+
+
+def invented_in(text: str) -> list[str]:
+    return [k for k in INVENTED_KEYS if k in text]
