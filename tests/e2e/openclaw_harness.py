@@ -175,6 +175,18 @@ class OpenClaw:
             raise AssertionError(f"openclaw sessions compact exited {r.returncode}: {(r.stdout + r.stderr)[-3000:]}")
         return dict(json.loads(r.stdout))
 
+    def sjc(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """The checkout's ``sjc`` in this sandbox's environment."""
+        return subprocess.run(
+            [hostcli.sjc_bin(), *args],
+            cwd=self.work,
+            env={**self.env, **(env or {})},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
     @contextlib.contextmanager
     def gateway(self, env: dict[str, str] | None = None) -> Iterator[None]:
         """A Gateway for this sandbox, up until the block ends (waits for its HTTP server)."""
@@ -233,6 +245,17 @@ class OpenClaw:
 
     def compactions(self) -> list[dict[str, Any]]:
         return [e for e in self.transcript() if e.get("type") == "compaction"]
+
+    def wait_for_compactions(self, count: int, timeout: float = 90) -> bool:
+        """Wait until the session holds ``count`` compaction entries (a compaction OpenClaw runs in the
+        background after a turn is aborted by the next turn, so a test lets it finish first)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with contextlib.suppress(sqlite3.Error, AssertionError):
+                if self.database.exists() and len(self.compactions()) >= count:
+                    return True
+            time.sleep(0.25)
+        return False
 
     def decisions(self) -> list[dict[str, Any]]:
         if not self.decision_log.exists():

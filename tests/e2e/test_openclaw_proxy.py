@@ -87,8 +87,11 @@ def _session(
                 if "threshold" in triggers:
                     fake.report_usage(window, 2)  # both answers of the next turn: the last one counts
                 replies.append(oc.turn(F.PROMPT_TESTS))
-                replies.append(oc.turn(F.PROMPT_BACKOFF))  # threshold: compacts before it starts
+                if "threshold" in triggers:  # OpenClaw compacts after the turn, in the background
+                    assert oc.wait_for_compactions(1), "no compaction after the threshold"
+                replies.append(oc.turn(F.PROMPT_BACKOFF))
                 if "overflow" in triggers:
+                    oc.turn(F.PROMPT_PORT)  # something new to compact
                     fake.fail_overflow(1)
                     replies.append(oc.turn(F.PROMPT_AGAIN))  # overflow: compacts, then retries
                 if "manual" in triggers:

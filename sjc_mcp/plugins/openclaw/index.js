@@ -27,9 +27,14 @@ const IDENTIFIER_INSTRUCTIONS =
 const REDISTILL_PREFIX =
   "Previous compaction summary to re-distill with the current conversation. Prune stale, duplicate, or superseded details instead of preserving it verbatim.";
 
-/** Run `sjc hook openclaw` with `payload` on stdin; resolves {ok, out, error} and never rejects. */
-function runSjc(settings, payload, timeoutMs) {
+/** Run `sjc hook openclaw` with `payload` on stdin; resolves {ok, out, error} and never rejects. An
+ * aborted `signal` (OpenClaw cancelled the compaction) ends the child and resolves {aborted: true}. */
+function runSjc(settings, payload, timeoutMs, signal) {
   return new Promise((resolve) => {
+    if (signal?.aborted) {
+      resolve({ ok: false, aborted: true, error: "the compaction was cancelled" });
+      return;
+    }
     const args = ["hook", "openclaw", ...(settings.config ? ["--config", settings.config] : [])];
     let child;
     try {
@@ -41,13 +46,22 @@ function runSjc(settings, payload, timeoutMs) {
     let stdout = "";
     let stderr = "";
     let done = false;
+    let timer;
     const finish = (result) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
+      signal?.removeEventListener?.("abort", onAbort);
       resolve(result);
     };
-    const timer = setTimeout(() => {
+    const onAbort = () => {
+      try {
+        child.kill("SIGKILL");
+      } catch {}
+      finish({ ok: false, aborted: true, error: "the compaction was cancelled" });
+    };
+    signal?.addEventListener?.("abort", onAbort, { once: true });
+    timer = setTimeout(() => {
       try {
         child.kill("SIGKILL");
       } catch {}
@@ -217,7 +231,9 @@ export default {
           agent_id: session?.agentId ?? null,
           cwd: session?.workspaceDir ?? null,
         };
-        const check = await runSjc(settings, { hook_event_name: "CompactionStart", ...ids }, CHECK_TIMEOUT_MS);
+        const checkMs = Number(cfg.timeoutSeconds) > 0 ? Math.min(CHECK_TIMEOUT_MS, Number(cfg.timeoutSeconds) * 1000) : CHECK_TIMEOUT_MS;
+        const check = await runSjc(settings, { hook_event_name: "CompactionStart", ...ids }, checkMs, params.signal);
+        if (check.aborted) throw params.signal?.reason ?? new Error(check.error);
         if (!check.ok || check.out?.enabled !== true) {
           warn(`${check.ok ? "switched off" : check.error}; OpenClaw's own summariser runs`);
           return "";
@@ -230,7 +246,7 @@ export default {
         } catch (err) {
           if (params.signal?.aborted) throw err;
           warn(`the summary could not be written (${err?.message ?? err}); OpenClaw's own summariser runs`);
-          await runSjc(settings, { hook_event_name: "Fault", ...ids, message: `summary not written: ${err?.message ?? err}` }, CHECK_TIMEOUT_MS);
+          await runSjc(settings, { hook_event_name: "Fault", ...ids, message: `summary not written: ${err?.message ?? err}` }, checkMs);
           return "";
         }
         const answer = await runSjc(settings, {
@@ -239,12 +255,13 @@ export default {
           summary: draft,
           previous_summary: params.previousSummary ?? null,
           messages: (params.messages ?? []).map(slim).filter(Boolean),
-        }, budgetMs);
+        }, budgetMs, params.signal);
+        if (answer.aborted) throw params.signal?.reason ?? new Error(answer.error);
         if (!answer.ok || typeof answer.out?.summary !== "string" || !answer.out.summary.trim()) {
           const why = answer.ok ? "sjc kept no summary" : answer.error;
           warn(`${why}; OpenClaw's own summariser runs`);
           if (!answer.quiet) {
-            await runSjc(settings, { hook_event_name: "Fault", ...ids, message: why }, CHECK_TIMEOUT_MS);
+            await runSjc(settings, { hook_event_name: "Fault", ...ids, message: why }, checkMs);
           }
           return "";
         }
