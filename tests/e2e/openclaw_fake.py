@@ -46,8 +46,8 @@ CONFIG_YAML = "service: ledger-api\nport: 8431\ndb_host: db-7.internal\nmax_work
 # a log large enough that its read result is a zstd row in OpenClaw's store and that a history holding it
 # needs more than one summary chunk in a small window
 SERVICE_LOG = "".join(
-    f"2026-11-30T{h:02d}:{m:02d}:00Z ledger-api worker={m % 12} request_id=req-{h * 60 + m:05d} status=200 "
-    f"latency_ms={(h * 7 + m * 13) % 90 + 10}\n"
+    f"2026-11-30T{h:02d}:{m:02d}:00Z ledger-api worker={m % 12} request_id=req-{h * 60 + m:05d} "
+    + ("status=503 latency_ms=2750\n" if (h, m) == (0, 7) else f"status=200 latency_ms={(h * 7 + m * 13) % 90 + 10}\n")
     for h in range(6)
     for m in range(60)
 )
@@ -75,6 +75,7 @@ SUPPORTED = {
         '- The build check printed "build ok" and the listing shows NOTES.txt, app.py and config.yaml',
         "build ok",
     ),
+    "slow": ("- service.log records request req-00007 failing with status 503 after 2750 ms", "req-00007 status=503"),
 }
 INVENTED = {
     "email": "- Email the quarterly revenue report to all customers on the mailing list.",
@@ -191,7 +192,7 @@ def summary_for(prompt: str) -> Summary:
         pending.append(f"- {ask}" if ask else "- None.")
         idents = [i for i in ("config.yaml", "8431", "db-7.internal") if i in seen]
         decisions = [sup[k] for k in ("build",) if k in sup]
-        rules = [sup[k] for k in ("config", "backoff") if k in sup]
+        rules = [sup[k] for k in ("config", "backoff", "slow") if k in sup]
         lines = [
             "## Decisions",
             *decisions,
