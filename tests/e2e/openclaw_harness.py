@@ -14,6 +14,7 @@ anyway. A change to the config file restarts the Gateway in-process, so a test w
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import platform
@@ -45,9 +46,26 @@ def node() -> Path:
 
 
 def openclaw() -> tuple[Path, Path]:
-    """(the ``openclaw`` launcher, the folder of the node it runs with)."""
+    """(the ``openclaw`` launcher, the folder of the node it runs with). npm itself runs on that node:
+    openclaw's install script refuses an older one."""
     node_bin = node().parent
-    return hostcli.install("openclaw", OPENCLAW_VERSION, "openclaw"), node_bin
+    prefix = hostcli.CACHE / "npm" / f"openclaw-{OPENCLAW_VERSION}"
+    exe = prefix / "node_modules" / ".bin" / "openclaw"
+    prefix.mkdir(parents=True, exist_ok=True)
+    with open(prefix / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not exe.exists():
+            env = {**os.environ, "PATH": f"{node_bin}{os.pathsep}{os.environ.get('PATH', '')}"}
+            r = subprocess.run(
+                ["npm", "install", "--no-fund", "--no-audit", "--prefix", str(prefix), f"openclaw@{OPENCLAW_VERSION}"],
+                capture_output=True,
+                text=True,
+                timeout=1500,
+                env=env,
+            )
+            if r.returncode != 0 or not exe.exists():
+                pytest.fail(f"npm install openclaw@{OPENCLAW_VERSION} failed: {r.stderr.strip()[-2000:]}")
+    return exe, node_bin
 
 
 def zstd_decompress(blob: bytes) -> bytes:
