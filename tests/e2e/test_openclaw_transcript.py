@@ -99,7 +99,12 @@ def test_judge_transcript_prunes_exactly_the_invented_entries(run: Run, index: i
     group = run.groups[index]
     pruned = [e["text"] for e in out["entries"] if e["decision"] == "prune"]
     kept = [e["text"] for e in out["entries"] if e["decision"] == "keep"]
-    assert sorted(pruned) == sorted(invented(group))
+    # without sjc in the loop, compaction 0 stored its invented entries, and the previous summary is a
+    # source for compaction 1: what it restates from there is not asserted either way
+    previous = run.stored[index - 1]["summary"].splitlines() if index else []
+    assert all(p in invented(group) for p in pruned), pruned
+    assert sorted(i for i in invented(group) if i not in previous) == sorted(i for i in pruned if i not in previous)
+    assert index or sorted(pruned) == sorted(invented(group))
     assert all(s in kept for s in supported(group)), [s for s in supported(group) if s not in kept]
     texts = "\n".join(e["text"] for e in out["entries"])
     # OpenClaw's own additions are structure, never entries
@@ -128,7 +133,8 @@ def test_evidence_is_the_span_from_the_previous_first_kept_entry(run: Run) -> No
     assert b1.previous_summary == run.stored[0]["summary"]
     users1 = [s.content for s in b1.sources() if s.kind == "user_message"]
     assert not any(u.endswith(F.PROMPT_BUILD) for u in users1)  # before compaction 0's kept tail
-    assert any(F.PROMPT_BACKOFF in t.content for t in b1.retained)  # its own kept tail
+    assert F.PROMPT_BACKOFF in users1  # the split turn's prefix: summarised
+    assert [t.content for t in b1.retained] == ["The summary says retry_backoff_ms is 250."]  # its kept tail
 
 
 def test_an_exported_transcript_reads_the_same(run: Run, tmp_path: Path) -> None:
