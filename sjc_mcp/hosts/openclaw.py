@@ -48,8 +48,6 @@ def looks_like(first: dict[str, Any]) -> bool:
     OpenClaw's (not Claude Code's ``uuid``/``parentUuid`` records)."""
     if first.get("type") == "session" and "version" in first and "id" in first:
         return True
-    if first.get("type") == "compaction" and "firstKeptEntryId" in first:
-        return True
     msg = first.get("message")
     return first.get("type") == "message" and "parentId" in first and isinstance(msg, dict) and "role" in msg
 
@@ -58,23 +56,14 @@ MAX_ROW = 4 << 20  # OpenClaw's bound on a row, compressed or not
 
 
 def _decoder() -> Any:
-    """A zstd frame decoder: ``zstandard`` (a dependency; 3-7x faster on rows of a few KB than the
-    standard library's), else Python 3.14's ``compression.zstd``."""
+    """A zstd frame decoder (``zstandard``: 3x faster on rows of a few KB than the standard library's
+    ``compression.zstd`` of Python 3.14, see ``benchmarks/openclaw_store.py``)."""
     try:
         import zstandard
-
-        d = zstandard.ZstdDecompressor()
-        return lambda blob: d.decompress(blob, max_output_size=MAX_ROW)
     except ImportError:
-        pass
-    try:
-        from compression import zstd  # type: ignore[import-not-found,unused-ignore]
-
-        return zstd.decompress
-    except ImportError:
-        raise TranscriptError(
-            "this OpenClaw database has compressed rows and no zstd decoder is installed (pip install zstandard)"
-        ) from None
+        raise TranscriptError("this OpenClaw database has compressed rows and zstandard is not installed") from None
+    d = zstandard.ZstdDecompressor()
+    return lambda blob: d.decompress(blob, max_output_size=MAX_ROW)
 
 
 def _decode(decode: Any, blob: bytes, path: Path) -> str:
