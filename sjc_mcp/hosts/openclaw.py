@@ -254,7 +254,8 @@ def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
             break
     kept = comp.get("firstKeptEntryId")
     end = ids.index(kept) if kept in ids and ids.index(kept) >= start else len(branch)
-    summary = comp.get("summary") if isinstance(comp.get("summary"), str) else ""
+    found = comp.get("summary")
+    summary = found if isinstance(found, str) else ""
     return Boundary(
         host="openclaw",
         index=i,

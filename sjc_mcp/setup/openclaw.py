@@ -73,8 +73,14 @@ def merged(cfg: dict[str, Any], command: str) -> dict[str, Any]:
     if str(plugin_dir()) not in paths:
         paths.append(str(plugin_dir()))
     entries = _obj(plugins, "entries", "plugins.entries")
-    entry = entries.get(PLUGIN_ID) if isinstance(entries.get(PLUGIN_ID), dict) else {}
-    entries[PLUGIN_ID] = {**entry, "enabled": True, "config": {**(entry.get("config") or {}), "command": command}}
+    found = entries.get(PLUGIN_ID)
+    entry: dict[str, Any] = found if isinstance(found, dict) else {}
+    own = entry.get("config")
+    entries[PLUGIN_ID] = {
+        **entry,
+        "enabled": True,
+        "config": {**(own if isinstance(own, dict) else {}), "command": command},
+    }
     if isinstance(plugins.get("allow"), list) and PLUGIN_ID not in plugins["allow"]:
         plugins["allow"].append(PLUGIN_ID)
     compaction = _obj(_obj(_obj(out, "agents", "agents"), "defaults", "agents.defaults"), "compaction", "compaction")
@@ -178,5 +184,5 @@ def uninstall(dry_run: bool = False) -> tuple[Path, str]:
         saved = settings_file.backup(path)
         path.unlink()
         return path, f"{path}: sjc's plugin removed, file was otherwise empty and is gone (backup: {saved})"
-    saved = settings_file.write_json(path, after)
-    return path, f"{path}: sjc's plugin removed (backup: {saved})"
+    kept = settings_file.write_json(path, after)
+    return path, f"{path}: sjc's plugin removed (backup: {kept})"
