@@ -151,7 +151,7 @@ def kind_of(prompt: str) -> str:
 
 
 def latest_ask(seen: str) -> str:
-    asks = [a for a in _ASK.findall(seen) if not a.startswith(("<previous-compaction-summary>", *INJECTED))]
+    asks = [a for a in _ASK.findall(seen) if not a.startswith(("<previous-compaction-summary>", "[Chunk ", *INJECTED))]
     ask = asks[-1] if asks else ""
     ask = re.sub(r"^\[[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d[^\]]*\] ", "", ask)  # OpenClaw's time stamp
     return MARKER.sub("", ask).strip()
@@ -193,22 +193,18 @@ def summary_for(prompt: str) -> Summary:
         idents = [i for i in ("config.yaml", "8431", "db-7.internal") if i in seen]
         decisions = [sup[k] for k in ("build",) if k in sup]
         rules = [sup[k] for k in ("config", "backoff", "slow") if k in sup]
-        lines = [
-            "## Decisions",
-            *decisions,
-            INVENTED["deploy"],
-            "",
-            "## Open TODOs",
-            INVENTED["email"],
-            INVENTED["rotate"],
-        ]
+        # a conversation with less than two facts to restate gets one invented plan, not three: a summary
+        # mostly made up is kept whole by sjc's max_prune_share guard (the evidence may have been missed)
+        grounded = len(decisions) + len(rules) + len(idents) + (1 if ask else 0)
+        todos = [INVENTED["email"], INVENTED["rotate"]] if grounded >= 2 else []
+        lines = ["## Decisions", *decisions, INVENTED["deploy"], "", "## Open TODOs", *(todos or ["- None."])]
         lines += ["", "## Constraints/Rules", *(rules or ["- None."]), "", "## Pending user asks", *pending]
         lines += ["", "## Exact identifiers", *([f"- {i}" for i in idents] or ["- None captured."])]
         return Summary(
             "safeguard" if kind != "merge" else "merge",
             "\n".join(lines),
             decisions + rules,
-            [INVENTED["deploy"], INVENTED["email"], INVENTED["rotate"]],
+            [INVENTED["deploy"], *todos],
         )
     done = [f"- [x] {e[2:]}" for e in sup.values()]
     lines = [

@@ -132,7 +132,8 @@ def _stored_checks(run: Run) -> None:
         history = [e for e in group if e.answer["format"] != "turn-prefix"][-1]
         # every byte the model wrote but the invented lines, in one piece
         assert without(history.answer["text"], history.answer["invented"]) in summary
-        for e in group:
+        prefix = [e for e in group if e.answer["format"] == "turn-prefix"][-1:]
+        for e in [history, *prefix]:  # the answers OpenClaw keeps (earlier chunks feed the later ones)
             for line in e.answer["supported"]:
                 assert line in summary.splitlines(), line
 
