@@ -51,9 +51,10 @@ _SPEAKER = re.compile(r"\[(User(?: sender=\{[^\n]*?\})?|Assistant|Assistant tool
 _PREVIOUS = re.compile(r"<previous-summary>\n(.*?)\n</previous-summary>", re.S)
 _REDISTILL = re.compile(r"\A<previous-compaction-summary>\n(?:[^\n]*\n\n)?(.*)\n</previous-compaction-summary>\Z", re.S)
 _CHUNK = re.compile(r"\A\[Chunk \d+(?:/\d+)?(?: — [^\n]*)?\]\n")  # "[Chunk 1 — oldest messages [… UTC]]"
-_WRAPPED = (
+_WRAPPED = (  # summaries the model saw, as OpenClaw wraps them
     "The conversation history before this point was compacted into the following summary:",
     "The following is a summary of a branch",
+    "The user explored a different conversation branch before returning here.",
 )
 _INJECTED = ("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>",)
 _KINDS = (
@@ -62,7 +63,7 @@ _KINDS = (
     ("safeguard", "Produce a compact, factual summary with these exact section headings:"),
     ("default-update", "The messages above are NEW conversation messages to incorporate"),
     ("default", "The messages above are a conversation to summarize."),
-    ("branch", "summary of a conversation branch"),
+    ("branch", "Create a structured summary of this conversation branch"),
 )
 
 
