@@ -323,6 +323,7 @@ def hook(payload: Any, tmp_path: Path, **env: str) -> tuple[str, list[dict[str, 
     return r.stdout.strip(), records
 
 
+@pytest.mark.slow  # runs sjc as a process
 def test_hook_prunes_the_plugins_summary(tmp_path: Path) -> None:
     out, _ = hook({"hook_event_name": "CompactionStart", "session_id": "s1"}, tmp_path)
     assert json.loads(out) == {"enabled": True, "time_budget_s": 20.0}
@@ -337,6 +338,7 @@ def test_hook_prunes_the_plugins_summary(tmp_path: Path) -> None:
     assert log[-1]["status"] == "judged" and log[-1]["host"] == "openclaw" and log[-1]["session"] == "s1"
 
 
+@pytest.mark.slow  # runs sjc as a process
 @pytest.mark.parametrize(
     "payload, status",
     [
@@ -350,6 +352,7 @@ def test_hook_faults_answer_nothing_and_are_logged(tmp_path: Path, payload: Any,
     assert out == "" and [r["status"] for r in log] == [status]
 
 
+@pytest.mark.slow  # runs sjc as a process
 def test_hook_switched_off_answers_nothing(tmp_path: Path) -> None:
     out, log = hook({"hook_event_name": "CompactionStart"}, tmp_path, SJC_DISABLE="1")
     assert out == "" and [r["status"] for r in log] == ["disabled"]
@@ -363,6 +366,7 @@ def sjc(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sjc_exe(), *args], capture_output=True, text=True, env=env, timeout=60)
 
 
+@pytest.mark.slow  # runs sjc as a process
 def test_install_and_uninstall_restore_the_config_byte_for_byte(tmp_path: Path) -> None:
     cfg = tmp_path / "openclaw.json"
     original = (
@@ -382,6 +386,7 @@ def test_install_and_uninstall_restore_the_config_byte_for_byte(tmp_path: Path) 
     assert "not found" in sjc(tmp_path, "uninstall", "openclaw").stdout
 
 
+@pytest.mark.slow  # runs sjc as a process
 def test_install_refuses_what_it_cannot_do_cleanly(tmp_path: Path) -> None:
     cfg = tmp_path / "openclaw.json"
     cfg.write_text('{"agents": {"defaults": {"compaction": {"provider": "other"}}}}')
@@ -395,6 +400,7 @@ def test_install_refuses_what_it_cannot_do_cleanly(tmp_path: Path) -> None:
     assert r.returncode != 0 and "--scope" in r.stderr
 
 
+@pytest.mark.slow  # runs sjc as a process
 def test_install_into_no_config_and_out_again(tmp_path: Path) -> None:
     from sjc_mcp.setup import openclaw as setup
 

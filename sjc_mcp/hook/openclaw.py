@@ -28,7 +28,7 @@ class OpenClawHook(HookBase):
     def summarize(self) -> str:
         from sjc_mcp.hosts.base import Boundary
         from sjc_mcp.hosts.openclaw import message_items
-        from sjc_mcp.pipeline import boundary_kwargs, prune_summary
+        from sjc_mcp.pipeline import judge_boundary
 
         summary = self.payload.get("summary")
         if not isinstance(summary, str) or not summary.strip():
@@ -46,10 +46,7 @@ class OpenClawHook(HookBase):
             session_id=self.session or None,
             boundary_id=None,
         )
-        meta = self.meta(host="openclaw", boundary=None, boundary_id=None)
-        r: Any = prune_summary(
-            summary, boundary.sources(), host="openclaw", config=self.config, meta=meta, **boundary_kwargs(boundary)
-        )
+        r: Any = judge_boundary(boundary, host="openclaw", config=self.config, meta=self.meta(host="openclaw"))
         for warning in getattr(r, "warnings", None) or []:
             print(f"sjc hook: {warning}", file=sys.stderr)
         return json.dumps({"summary": r.pruned_summary, "removed": r.removed, "kept": r.kept, "mode": r.mode})
