@@ -116,6 +116,7 @@ def _default_roots() -> list[str]:
         "~/.claude/projects",
         os.path.join(os.environ.get("CODEX_HOME") or "~/.codex", "sessions"),  # where Codex keeps rollouts
         "~/.gemini/tmp",
+        os.environ.get("OPENCLAW_STATE_DIR") or "~/.openclaw",  # OpenClaw's state folder: its transcript databases
     ]
 
 

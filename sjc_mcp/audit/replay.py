@@ -18,6 +18,7 @@ def transcript_files(paths: Sequence[str]) -> list[Path]:
         p = Path(raw).expanduser()
         if p.is_dir():
             out += sorted(f for f in p.rglob("*") if f.suffix in (".jsonl", ".json") and f.is_file())
+            out += sorted(p.rglob("openclaw-agent.sqlite"))  # OpenClaw's transcripts, a database per agent
         elif p.is_file():
             out.append(p)
         else:

@@ -10,7 +10,7 @@ HELP = "add the sjc hooks to a host's settings (with a backup)"
 
 
 def add_arguments(i: argparse.ArgumentParser, trust: bool = True) -> None:
-    i.add_argument("host", choices=["claude-code", "codex"])
+    i.add_argument("host", choices=["claude-code", "codex", "openclaw"])
     i.add_argument("--scope", choices=["user", "project"], default="user")
     i.add_argument("--dry-run", action="store_true", help="print the settings it would write; change nothing")
     if trust:
@@ -22,8 +22,15 @@ def add_arguments(i: argparse.ArgumentParser, trust: bool = True) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sjc_mcp.setup import install
+    from sjc_mcp.setup import install, openclaw
 
-    _, message = install.install(args.host, args.scope, args.dry_run, trust=args.trust)
+    if args.host == "openclaw":  # a plugin in OpenClaw's config, not hook entries
+        from sjc_mcp.errors import InputError
+
+        if args.trust or args.scope != "user":
+            raise InputError("openclaw: sjc's plugin goes into OpenClaw's one config; --scope and --trust do not apply")
+        _, message = openclaw.install(args.dry_run)
+    else:
+        _, message = install.install(args.host, args.scope, args.dry_run, trust=args.trust)
     print(message)
     return 0

@@ -16,8 +16,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sjc_mcp.setup import install
+    from sjc_mcp.setup import install, openclaw
 
-    _, message = install.uninstall(args.host, args.scope, args.dry_run)
+    if args.host == "openclaw":
+        _, message = openclaw.uninstall(args.dry_run)
+    else:
+        _, message = install.uninstall(args.host, args.scope, args.dry_run)
     print(message)
     return 0

@@ -52,6 +52,7 @@ HOSTS: dict[str, tuple[str, str, Events]] = {
             "UserPromptSubmit": (None, None),
         },
     ),
+    "openclaw": ("sjc_mcp.hook.openclaw", "OpenClawHook", {"CompactionStart": None, "Summarize": None, "Fault": None}),
 }
 
 
