@@ -52,7 +52,12 @@ HOSTS: dict[str, tuple[str, str, Events]] = {
             "UserPromptSubmit": (None, None),
         },
     ),
-    "openclaw": ("sjc_mcp.hook.openclaw", "OpenClawHook", {"CompactionStart": None, "Summarize": None, "Fault": None}),
+    # OpenClaw runs no shell hooks: sjc's plugin for it (plugins/openclaw) sends these at each compaction
+    "openclaw": (
+        "sjc_mcp.hook.openclaw",
+        "OpenClawHook",
+        {"CompactionStart": (None, None), "Summarize": (None, None), "Fault": (None, None)},
+    ),
 }
 
 

@@ -1,5 +1,5 @@
 """OpenClaw's events. OpenClaw runs no shell hooks: these come from sjc's plugin for it
-(``sjc_mcp/plugins/openclaw``), a compaction provider that runs ``sjc hook openclaw`` at each compaction.
+(``sjc_mcp/plugins/openclaw``), a compaction provider that runs ``sjc-hook openclaw`` at each compaction.
 
 - ``CompactionStart``: answers ``{"enabled": true, "time_budget_s": …}``. A switched-off sjc (kill switch,
   ``SJC_DISABLE``) or a config it cannot read never gets here: it answers nothing and logs why, and the

@@ -4,7 +4,7 @@ OpenClaw reads ``$OPENCLAW_CONFIG_PATH``, else ``openclaw.json`` in its state fo
 else ``~/.openclaw``). Installing adds exactly this, every other key kept as it was:
 
 - ``plugins.load.paths``: the plugin's folder in this installed package (``sjc_mcp/plugins/openclaw``);
-- ``plugins.entries.sjc``: ``{"enabled": true, "config": {"command": <this sjc>}}``;
+- ``plugins.entries.sjc``: ``{"enabled": true, "config": {"command": <the sjc-hook installed with this sjc>}}``;
 - ``plugins.allow``: ``"sjc"``, only where the config has an allow list (OpenClaw then loads nothing else);
 - ``agents.defaults.compaction.provider``: ``"sjc"`` (which makes OpenClaw use its safeguard mode).
 
@@ -22,7 +22,7 @@ from typing import Any
 
 from sjc_mcp.errors import InputError
 from sjc_mcp.setup import settings_file
-from sjc_mcp.setup.hook_entries import sjc_command
+from sjc_mcp.setup.hook_entries import hook_command
 
 PLUGIN_ID = "sjc"
 
@@ -140,7 +140,7 @@ def _ours(path: Any) -> bool:
 def install(dry_run: bool = False, command: str | None = None) -> tuple[Path, str]:
     path = config_path()
     before = _read(path)
-    after = merged(before, command or sjc_command())
+    after = merged(before, command or hook_command())
     if after == before:
         return path, f"{path}: sjc's plugin already installed; nothing changed"
     if dry_run:

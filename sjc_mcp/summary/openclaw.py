@@ -16,9 +16,10 @@ the model's claims. These are structure, not entries (nothing in them is judged 
   copied verbatim (``- User:`` / ``- Assistant:`` / ``- Tool result (exec):`` lines, for a summary a
   compaction provider wrote), which are structure up to OpenClaw's next block;
 - ``## Recent turns preserved verbatim`` and ``## Tool Failures``, up to OpenClaw's next block;
-- ``<read-files>``, ``<modified-files>``, ``<workspace-critical-rules>`` blocks and its truncation markers;
-- placeholders where a section has nothing (``None.``, ``None captured.``, ``(none)``, ``No prior history.``),
-  written by OpenClaw's fallback summary or at its prompts' request.
+- ``<read-files>``, ``<modified-files>``, ``<workspace-critical-rules>`` blocks and its truncation markers.
+
+Its placeholders for an empty section (``None.``, ``None captured.``, ``(none)``, ``No prior history.``) are
+structure in every format (the line engine's).
 """
 
 from __future__ import annotations
@@ -49,8 +50,6 @@ _TRUNCATED = frozenset(
     }
 )
 _ASK_LINE = re.compile(r'^Latest user request context: ".*"\s*$')
-# what OpenClaw and its prompts write where a section has nothing: never a claim
-_PLACEHOLDER = re.compile(r"^(?:[-*] )?(?:None\.?|None captured\.?|\(none\)|No prior history\.?)$", re.I)
 _COPIED = ("- User:", "- Assistant:", "- Tool result")
 MARKERS = (LATEST_ASK, SPLIT_TURN, *_VERBATIM, *(f"<{t}>" for t in _TAGS))
 
@@ -95,7 +94,7 @@ def host_blocks(text: str) -> list[tuple[int, int]]:
             close = f"</{s[1:]}"
             while j < n and lines[j - 1].text.strip() != close:
                 j += 1
-        elif not (s in _TRUNCATED or _ASK_LINE.match(s) or _PLACEHOLDER.match(s)):
+        elif not (s in _TRUNCATED or _ASK_LINE.match(s)):
             i += 1
             continue
         out.append((start, lines[j - 1].end if j > i else lines[i].end))

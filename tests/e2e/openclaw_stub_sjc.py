@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A broken stand-in for ``sjc hook openclaw``, for the plugin's fault tests: what it does with a summary
+"""A broken stand-in for ``sjc-hook openclaw``, for the plugin's fault tests: what it does with a summary
 is read from the file ``$SJC_STUB_CONTROL`` at each call (``hang``, ``exit``, ``garbage``); the check at
 the start of a compaction is answered as sjc answers it. Every call is appended to ``$SJC_STUB_LOG``."""
 

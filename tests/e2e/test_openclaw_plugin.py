@@ -120,7 +120,7 @@ def test_install_selects_the_plugin_as_compaction_provider(run: Run) -> None:
         assert (Path(path) / name).read_bytes() == (PLUGIN / name).read_bytes()
     entry = cfg["plugins"]["entries"]["sjc"]
     assert entry["enabled"] is True
-    assert Path(entry["config"]["command"]).name == "sjc"
+    assert Path(entry["config"]["command"]).name == "sjc-hook"
 
 
 def test_each_compaction_is_written_once_and_pruned_before_it_is_stored(run: Run) -> None:
@@ -247,7 +247,7 @@ def test_a_hanging_failing_or_garbled_sjc_leaves_openclaws_own_path(tmp_path: Pa
         assert invented_in(entry["summary"])
     calls = [json.loads(line) for line in stub_log.read_text().splitlines()]
     assert [c["event"] for c in calls if c["event"] == "Summarize"] == ["Summarize"] * 3
-    assert all(c["argv"] == ["hook", "openclaw"] for c in calls)
+    assert all(c["argv"] == ["openclaw"] for c in calls)
     faults = [c["message"] for c in calls if c["event"] == "Fault"]
     assert len(faults) == 3 and "no answer within 3 s" in faults[0] and "exited 3" in faults[1]
     assert "no JSON" in faults[2]

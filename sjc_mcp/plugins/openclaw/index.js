@@ -4,7 +4,7 @@
 // (tool calls and results included), the safeguard instructions and the previous summary. This
 // provider has OpenClaw's own summariser write the summary (agent-core's generateSummary: the same
 // system prompt, serialised conversation and instructions, sent to the session's own model), hands
-// it to `sjc hook openclaw` with the messages as evidence, and returns what sjc kept. OpenClaw then
+// it to `sjc-hook openclaw` with the messages as evidence, and returns what sjc kept. OpenClaw then
 // appends its own sections (split-turn context, preserved turns, file lists) and stores the result.
 //
 // It must never break a compaction: when sjc is switched off (kill switch, SJC_DISABLE), cannot be
@@ -27,7 +27,7 @@ const IDENTIFIER_INSTRUCTIONS =
 const REDISTILL_PREFIX =
   "Previous compaction summary to re-distill with the current conversation. Prune stale, duplicate, or superseded details instead of preserving it verbatim.";
 
-/** Run `sjc hook openclaw` with `payload` on stdin; resolves {ok, out, error} and never rejects. An
+/** Run `sjc-hook openclaw` with `payload` on stdin; resolves {ok, out, error} and never rejects. An
  * aborted `signal` (OpenClaw cancelled the compaction) ends the child and resolves {aborted: true}. */
 function runSjc(settings, payload, timeoutMs, signal) {
   return new Promise((resolve) => {
@@ -35,7 +35,7 @@ function runSjc(settings, payload, timeoutMs, signal) {
       resolve({ ok: false, aborted: true, error: "the compaction was cancelled" });
       return;
     }
-    const args = ["hook", "openclaw", ...(settings.config ? ["--config", settings.config] : [])];
+    const args = ["openclaw", ...(settings.config ? ["--config", settings.config] : [])];
     let child;
     try {
       child = spawn(settings.command, args, { stdio: ["pipe", "pipe", "pipe"], env: process.env });
@@ -65,7 +65,7 @@ function runSjc(settings, payload, timeoutMs, signal) {
       try {
         child.kill("SIGKILL");
       } catch {}
-      finish({ ok: false, error: `${settings.command} hook openclaw gave no answer within ${Math.round(timeoutMs / 1000)} s` });
+      finish({ ok: false, error: `${settings.command} openclaw gave no answer within ${Math.round(timeoutMs / 1000)} s` });
     }, timeoutMs);
     child.stdout.setEncoding("utf8");
     child.stderr.setEncoding("utf8");
@@ -79,7 +79,7 @@ function runSjc(settings, payload, timeoutMs, signal) {
     child.on("close", (code) => {
       const note = stderr.trim();
       if (code !== 0) {
-        finish({ ok: false, error: `${settings.command} hook openclaw exited ${code}${note ? `: ${note.slice(-500)}` : ""}` });
+        finish({ ok: false, error: `${settings.command} openclaw exited ${code}${note ? `: ${note.slice(-500)}` : ""}` });
         return;
       }
       if (!stdout.trim()) {
@@ -89,7 +89,7 @@ function runSjc(settings, payload, timeoutMs, signal) {
       try {
         finish({ ok: true, out: JSON.parse(stdout), note });
       } catch {
-        finish({ ok: false, error: `${settings.command} hook openclaw answered no JSON: ${stdout.slice(0, 200)}` });
+        finish({ ok: false, error: `${settings.command} openclaw answered no JSON: ${stdout.slice(0, 200)}` });
       }
     });
     child.stdin.on("error", () => {}); // a child that exits before reading all of stdin
@@ -208,7 +208,7 @@ export default {
   register(api) {
     const cfg = api.pluginConfig ?? {};
     const settings = {
-      command: typeof cfg.command === "string" && cfg.command ? cfg.command : "sjc",
+      command: typeof cfg.command === "string" && cfg.command ? cfg.command : "sjc-hook",
       config: typeof cfg.config === "string" && cfg.config ? cfg.config : undefined,
     };
     const logger = api.logger ?? console;

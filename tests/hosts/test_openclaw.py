@@ -1,5 +1,5 @@
 """OpenClaw without the real host: its transcript database (zstd rows, branches, compactions), its stored
-summary's own sections, its summarising requests, ``sjc hook openclaw`` as the plugin runs it, and
+summary's own sections, its summarising requests, ``sjc-hook openclaw`` as the plugin runs it, and
 ``sjc install openclaw``. The real host is in ``tests/e2e/test_openclaw_*.py``."""
 
 from __future__ import annotations
