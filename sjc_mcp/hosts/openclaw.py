@@ -20,6 +20,11 @@ files held line by line (a file of them, or an export of the rows, is read the s
 
 A path names a database (every session in it: its compactions ordered by time, newest last) or a file of
 entries. The database is opened read-only; OpenClaw may be writing to it meanwhile.
+
+For the proxy: OpenClaw's summarising requests are told apart by their own shape, whatever the summary
+kind (``formats/openclaw_prompt.py``: the summariser's system prompt and one user text that opens with
+``<conversation>``), in Anthropic Messages and Chat Completions alike; the history they compact is read
+from that serialised conversation. A ``[proxy] patterns`` entry for ``openclaw`` is not needed and not used.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from sjc_mcp.errors import TranscriptError
+from sjc_mcp.formats import Compaction, WireRequest, module
+from sjc_mcp.formats import openclaw_prompt as prompt
 from sjc_mcp.hosts.base import Boundary, Item, choose
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -269,4 +276,33 @@ def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
         incomplete=None
         if whole or start > 0
         else "the session's entries start mid-branch (a parent entry is not in the transcript)",
+    )
+
+
+def _summarising(req: WireRequest) -> str | None:
+    """The request's conversation text when it is one of OpenClaw's summarising requests."""
+    wire = module(req.wire)
+    text = wire.last_user_text(req.body)
+    return text if prompt.is_summarising("\n".join(wire.system_texts(req.body)), text) else None
+
+
+def recognise(req: WireRequest, pattern: Any = None) -> Compaction | None:
+    """One of the requests of an OpenClaw compaction (history, split-turn prefix, chunk, merge; any mode)."""
+    text = _summarising(req)
+    if text is None:
+        return None
+    return Compaction("openclaw", f"summariser request ({prompt.kind_of(text.rsplit(prompt.CLOSE, 1)[-1])})")
+
+
+def request_boundary(req: WireRequest, pattern: Any = None) -> Boundary:
+    """The history a summarising request compacts, read from its serialised conversation: tool calls with
+    their results, the user's turns, and the summaries it carries as the previous summary."""
+    text = _summarising(req) or ""
+    conv = prompt.read(text) if text else prompt.Conversation(kind="unknown")
+    return Boundary(
+        host="openclaw",
+        index=0,
+        summary="",
+        previous_summary="\n\n".join(conv.previous) or None,
+        span=conv.items,
     )

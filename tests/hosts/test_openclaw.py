@@ -411,3 +411,41 @@ def test_install_into_no_config_and_out_again(tmp_path: Path) -> None:
     assert setup.removed(setup.merged({}, "sjc")) == {}
     with pytest.raises(InputError):
         setup.merged({"plugins": []}, "sjc")
+
+
+def test_the_proxy_recognises_openclaws_requests_by_their_shape() -> None:
+    from sjc_mcp.formats import WireRequest
+    from sjc_mcp.proxy.request import recognise, request_boundary
+
+    system = "You are a context summarization assistant. Your task is to read a conversation …"
+    text = (
+        '<conversation>\n[User]: Read the config.\n\n[Assistant tool calls]: read(path="c.yaml")\n\n'
+        "[Tool result]: port: 8431\n</conversation>\n\nThis is the PREFIX of a turn that was too large to keep."
+    )
+    anthropic = {
+        "system": [{"type": "text", "text": system}],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}],
+    }
+    chat = {
+        "messages": [
+            {"role": "system", "content": system},
+            {"role": "user", "content": [{"type": "text", "text": text}]},
+        ]
+    }
+    patterns = {"openclaw": "(?s)## Decisions.*## Open TODOs.*## Exact identifiers"}
+    for req in (WireRequest("anthropic", "/v1/messages", anthropic), WireRequest("chat", "/v1/chat/completions", chat)):
+        found = recognise(req, patterns)
+        assert found is not None and found.host == "openclaw" and "turn-prefix" in found.how
+        b = request_boundary(req, found, patterns)
+        assert [(s.kind, s.call) for s in b.sources()] == [
+            ("user_message", None),
+            ("tool_output", 'read: {"path": "c.yaml"}'),
+        ]
+    # the same words in an ordinary turn, or a user quoting the system prompt: not a compaction
+    ordinary = {
+        "system": "You are a personal assistant running inside OpenClaw.",
+        "messages": [{"role": "user", "content": text}],
+    }
+    assert recognise(WireRequest("anthropic", "/v1/messages", ordinary), patterns) is None
+    quoted = {"system": system, "messages": [{"role": "user", "content": "What does <conversation> mean?"}]}
+    assert recognise(WireRequest("anthropic", "/v1/messages", quoted), patterns) is None
