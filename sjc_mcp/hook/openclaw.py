@@ -46,7 +46,8 @@ class OpenClawHook(HookBase):
             session_id=self.session or None,
             boundary_id=None,
         )
-        r: Any = judge_boundary(boundary, host="openclaw", config=self.config, meta=self.meta(host="openclaw"))
+        meta = self.meta(host="openclaw")
+        r: Any = judge_boundary(boundary, host="openclaw", config=self.config, meta=meta, log=True)
         for warning in getattr(r, "warnings", None) or []:
             print(f"sjc hook: {warning}", file=sys.stderr)
         return json.dumps({"summary": r.pruned_summary, "removed": r.removed, "kept": r.kept, "mode": r.mode})

@@ -66,7 +66,9 @@ def test_broken_settings_is_a_clear_error(tmp_path):
 
 def test_shipped_hook_files_match_what_install_writes():
     hooks = ROOT / "hooks"
-    assert json.loads((hooks / "claude-code-settings.json").read_text())["hooks"] == hook_block("claude-code", "sjc-hook")
+    assert json.loads((hooks / "claude-code-settings.json").read_text())["hooks"] == hook_block(
+        "claude-code", "sjc-hook"
+    )
     plugin = json.loads((hooks / "hooks.json").read_text())["hooks"]
     assert plugin == hook_block("claude-code", '"${CLAUDE_PLUGIN_ROOT}/hooks/sjc-hook"')
     assert (hooks / "sjc-hook").stat().st_mode & 0o111
