@@ -117,6 +117,7 @@ def _default_roots() -> list[str]:
         os.path.join(os.environ.get("CODEX_HOME") or "~/.codex", "sessions"),  # where Codex keeps rollouts
         "~/.gemini/tmp",
         os.environ.get("HERMES_HOME") or "~/.hermes",  # Hermes Agent's state.db
+        os.environ.get("OPENCLAW_STATE_DIR") or "~/.openclaw",  # OpenClaw's state folder: its transcript databases
     ]
 
 

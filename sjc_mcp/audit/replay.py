@@ -19,6 +19,7 @@ def transcript_files(paths: Sequence[str]) -> list[Path]:
         if p.is_dir():
             found = p.rglob("*")
             out += sorted(f for f in found if (f.suffix in (".jsonl", ".json") or f.name == "state.db") and f.is_file())
+            out += sorted(p.rglob("openclaw-agent.sqlite"))  # OpenClaw's transcripts, a database per agent
         elif p.is_file():
             out.append(p)
         else:

@@ -54,6 +54,12 @@ HOSTS: dict[str, tuple[str, str, Events]] = {
     ),
     # sent by sjc's Hermes plugin at each compaction (no host settings: sjc install hermes installs the plugin)
     "hermes": ("sjc_mcp.hook.hermes", "HermesHook", {"compress": (None, None)}),
+    # OpenClaw runs no shell hooks: sjc's plugin for it (plugins/openclaw) sends these at each compaction
+    "openclaw": (
+        "sjc_mcp.hook.openclaw",
+        "OpenClawHook",
+        {"CompactionStart": (None, None), "Summarize": (None, None), "Fault": (None, None)},
+    ),
 }
 
 

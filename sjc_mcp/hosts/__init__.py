@@ -10,10 +10,17 @@ import json
 from pathlib import Path
 
 from sjc_mcp.errors import TranscriptError
-from sjc_mcp.hosts import claude_code, codex, gemini, generic, hermes
+from sjc_mcp.hosts import claude_code, codex, gemini, generic, hermes, openclaw
 from sjc_mcp.hosts.base import Boundary, Item
 
-READERS = {"claude-code": claude_code, "codex": codex, "gemini": gemini, "hermes": hermes, "generic": generic}
+READERS = {
+    "claude-code": claude_code,
+    "codex": codex,
+    "gemini": gemini,
+    "hermes": hermes,
+    "openclaw": openclaw,
+    "generic": generic,
+}
 
 
 def detect(path: str | Path) -> str:
@@ -27,6 +34,8 @@ def detect(path: str | Path) -> str:
         raise TranscriptError(f"transcript not found: {p}") from None
     except OSError as exc:
         raise TranscriptError(f"cannot read transcript {p}: {exc.strerror}") from None
+    if openclaw.is_database(head):
+        return "openclaw"
     text = head.decode("utf-8", "replace").lstrip()
     if text.startswith("{") and '"messages"' in text[:2048] and '"sessionId"' in text[:2048]:
         return "gemini"
@@ -42,6 +51,8 @@ def detect(path: str | Path) -> str:
         return "generic"
     if codex.looks_like(records[0]):
         return "codex"
+    if any(openclaw.looks_like(r) for r in records[:5]):
+        return "openclaw"
     if any(gemini.looks_like(r) for r in records):
         return "gemini"
     if any(claude_code.looks_like(r) for r in records):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sjc_mcp import paths
 from sjc_mcp.errors import InputError
-from sjc_mcp.setup import codex_trust, hermes, settings_file
+from sjc_mcp.setup import codex_trust, hermes, openclaw, settings_file
 from sjc_mcp.setup.hook_entries import EVENTS, hook_block, merge, remove
 
 __all__ = ["EVENTS", "hook_block", "install", "settings_path", "uninstall"]
@@ -35,6 +35,10 @@ def install(
         if trust:
             raise InputError("--trust is for codex: Hermes loads the plugin its config.yaml enables")
         return hermes.install(scope, dry_run)
+    if host == "openclaw":  # a plugin in OpenClaw's one config, not hook settings
+        if trust or scope != "user":
+            raise InputError("openclaw: sjc's plugin goes into OpenClaw's one config; --scope and --trust do not apply")
+        return openclaw.install(dry_run)
     if trust and host != "codex":
         raise InputError("--trust is for codex: Claude Code runs the hooks in its settings without a trust step")
     path = settings_path(host, scope)
@@ -63,6 +67,8 @@ def install(
 def uninstall(host: str, scope: str = "user", dry_run: bool = False) -> tuple[Path, str]:
     if host == "hermes":
         return hermes.uninstall(scope, dry_run)
+    if host == "openclaw":
+        return openclaw.uninstall(dry_run)
     path = settings_path(host, scope)
     before = settings_file.read_json(path)
     after = remove(before)

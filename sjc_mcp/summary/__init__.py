@@ -50,6 +50,8 @@ def detect(text: str) -> str:
         return "codex"
     if body.startswith(claude_code.WRAPPER) or "<summary>" in text:
         return "claude-code"
+    if openclaw.looks_like(text):
+        return "openclaw"
     titles = heading_titles([ln.text for ln in lines_of(text, 0, len(text))])
     best, hits = "generic", 2
     for host, names in _BY_NAMES:
