@@ -79,10 +79,13 @@ def _log_fault(config: Any, host: str, payload: dict[str, Any], status: str, mes
     """Log an event that ended without a judgment; light on purpose (no pipeline import)."""
     from sjc_mcp.log import chain as decision_log
 
-    if config is None:
+    if config is None:  # the config could not be read: the defaults, with the log the environment names
+        import os
+
         from sjc_mcp.config import Config
 
         config = Config()
+        config.decision_log = os.environ.get("SJC_DECISION_LOG") or None
     meta = {
         "op": "hook",
         "surface": "hook",
