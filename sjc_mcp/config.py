@@ -80,7 +80,6 @@ DEFAULT_PATTERNS = {
     "claude-code": r"\A(?:CRITICAL: Respond with TEXT ONLY\.(?s:.*?)\n\n)?Your task is to create a detailed summary of "
     r"(?:the conversation so far|the RECENT portion of the conversation|this conversation)",
     "codex": r"\AYou are performing a CONTEXT CHECKPOINT COMPACTION",
-    "openclaw": r"(?s)## Decisions.*## Open TODOs.*## Exact identifiers",
     "gemini": r"<state_snapshot>",
 }
 
