@@ -48,7 +48,7 @@ ACK = "Got it. Thanks for the additional context!"
 BIG_PROMPT = 900_000
 
 INVENTORY_TOML = 'service = "stock-sync"\nlisten_port = 7319\nqueue = "orders-eu-3"\nbatch_size = 64\n'
-CHANGELOG = "0.9.4: retry on 503 from the supplier feed\n"
+CHANGELOG = "0.9.4: retry on 503 from the catalogue feed\n"
 FILES = {"inventory.toml": INVENTORY_TOML, "CHANGELOG.md": CHANGELOG, "main.py": "print('stock-sync')\n"}
 
 SMOKE = "echo smoke passed: 17 of 17; ls"

@@ -86,8 +86,7 @@ def test_function_responses_are_tool_outputs_never_user_messages(session: Sessio
     kept = {e["text"].strip(): e for e in out["entries"] if e["decision"] == "keep"}
     for entry, _ in gf.SUPPORTED:
         e = kept[entry.strip()]
-        assert e["origin"].startswith("tool_output ("), e
-        assert e["origin"] in ("tool_output (read_file)", "tool_output (run_shell_command)"), e
+        assert e["origin"].startswith(("tool_output (read_file", "tool_output (run_shell_command")), e
 
 
 def test_replay_judges_every_compaction_under_the_default_root(session: Session) -> None:
