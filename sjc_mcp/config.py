@@ -115,7 +115,7 @@ def _default_roots() -> list[str]:
     return [
         "~/.claude/projects",
         os.path.join(os.environ.get("CODEX_HOME") or "~/.codex", "sessions"),  # where Codex keeps rollouts
-        "~/.gemini/tmp",
+        os.path.join(os.environ.get("GEMINI_CLI_HOME") or "~", ".gemini", "tmp"),  # Gemini CLI's chat files
         os.environ.get("HERMES_HOME") or "~/.hermes",  # Hermes Agent's state.db
     ]
 

@@ -70,7 +70,7 @@ def test_install_adds_an_extension_with_the_hook(installed: Run) -> None:
     manifest = json.loads((ext / "gemini-extension.json").read_text())
     hooks = json.loads((ext / "hooks" / "hooks.json").read_text())["hooks"]
     assert manifest["name"] == "sjc"
-    assert "sjc hook gemini" in json.dumps(hooks["BeforeModel"])
+    assert "sjc-hook gemini" in json.dumps(hooks["BeforeModel"])
     assert "sjc" in installed.listed.stdout + installed.listed.stderr
 
 
