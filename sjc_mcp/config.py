@@ -81,14 +81,17 @@ DEFAULT_PATTERNS = {
     r"(?:the conversation so far|the RECENT portion of the conversation|this conversation)",
     "codex": r"\AYou are performing a CONTEXT CHECKPOINT COMPACTION",
     "openclaw": r"(?s)## Decisions.*## Open TODOs.*## Exact identifiers",
-    "gemini": r"<state_snapshot>",
+    # Gemini CLI (0.61.0): the opening of its compression system instruction, on both passes (the session-title
+    # request quotes the snapshot in a user message: it has no system instruction)
+    "gemini": r"\AYou are a specialized system component responsible for distilling chat history into a structured "
+    r"XML <state_snapshot>",
 }
 
 
 @dataclass(slots=True, kw_only=True)
 class ProxyConfig:
     listen: str = "127.0.0.1:8787"
-    upstream: str = ""  # origin to forward to; empty: api.anthropic.com or api.openai.com by route
+    upstream: str = ""  # origin to forward to; empty: the provider's API by route (Anthropic, OpenAI, Gemini)
     judge_budget_s: Annotated[float, Meta(gt=0, le=600)] = 10.0
     patterns: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_PATTERNS))
     prefilter: bool = False

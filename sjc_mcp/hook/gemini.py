@@ -24,16 +24,20 @@ checks it):
 - ``systemMessage`` is shown to the user (on stderr in ``gemini -p``): one line when a snapshot is judged.
 
 Hooks in ``settings.json`` run only in a trusted folder; an extension's hooks run in every folder, which is
-why ``sjc install gemini`` installs this hook as an extension (``setup/install.py``).
+why ``sjc install gemini`` installs this hook as an extension (``setup/gemini.py``).
+
+The hook runs before every request to the model, so a request without a snapshot costs no more than reading
+its payload: this module imports nothing more for it (no ``typing``, no ``hook.base``); ``GeminiHook`` is
+built on first use.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-from typing import Any, ClassVar
 
-from sjc_mcp.hook.base import HookBase, switched_off
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SNAPSHOT = "<state_snapshot>"
 ENV_END = "</session_context>"
@@ -58,6 +62,8 @@ def snapshot_of(messages: Any) -> tuple[str, str] | None:
 
 
 def digest(snapshot: str) -> str:
+    import hashlib
+
     return hashlib.sha256(snapshot.encode()).hexdigest()[:32]
 
 
@@ -79,6 +85,7 @@ def quick(payload: dict[str, Any]) -> str | None:
     found = snapshot_of(messages)
     if found is None or not isinstance(messages, list):
         return ""
+    from sjc_mcp.hook.base import switched_off
     from sjc_mcp.hook.state import SessionState
 
     prefix, snapshot = found
@@ -97,60 +104,71 @@ def quick(payload: dict[str, Any]) -> str | None:
     return None
 
 
-class GeminiHook(HookBase):
-    EVENTS: ClassVar[dict[str, str]] = {"BeforeModel": "before_model"}
+def __getattr__(name: str) -> Any:
+    """``GeminiHook``, built when the hook has a snapshot to judge (module attributes on demand, PEP 562)."""
+    if name == "GeminiHook":
+        cls = _hook_class()
+        globals()[name] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-    def _boundary(self, snapshot: str) -> Any:
-        """The compression that wrote ``snapshot``, read from the chat file: the boundary that holds it, or
-        (a file that does not hold it yet) everything after its newest snapshot."""
-        from sjc_mcp.errors import TranscriptError
-        from sjc_mcp.hosts import gemini
-        from sjc_mcp.models import Boundary
 
-        if self.transcript is not None and self.transcript.exists():
-            try:
-                n = gemini.boundary_count(self.transcript)
-                for i in range(n - 1, -1, -1):
-                    b = gemini.read_boundary(self.transcript, i)
-                    if b.summary.strip() == snapshot.strip():
-                        return b
-                return gemini.read_open_span(self.transcript)
-            except TranscriptError:
-                pass
-        return Boundary(host="gemini", index=0, summary="", session_id=self.session or None)
+def _hook_class() -> type:
+    from typing import ClassVar
 
-    def _seen_before(self, previous: str | None) -> str | None:
-        """The previous snapshot as the model was sent it (what sjc took out of it is no source now: the CLI
-        keeps it in the history the next compression is made from)."""
-        if previous is None:
-            return None
-        done = (self.state.read().get(STATE_KEY) or {}).get(digest(previous))
-        text = done.get("text") if isinstance(done, dict) else None
-        return text if isinstance(text, str) else previous
+    from sjc_mcp.hook.base import HookBase
 
-    def before_model(self) -> str:
-        from sjc_mcp.log.records import log_nothing
+    class GeminiHook(HookBase):
+        EVENTS: ClassVar[dict[str, str]] = {"BeforeModel": "before_model"}
 
-        messages = self.payload["llm_request"]["messages"]
-        found = snapshot_of(messages)
-        if found is None:
-            return ""
-        prefix, snapshot = found
-        key = digest(snapshot)
-        with self.state.update() as st:  # one attempt per snapshot: a judgment that fails is not retried
-            st.setdefault(STATE_KEY, {})[key] = {"text": None}
-        boundary = self._boundary(snapshot)
-        boundary.previous_summary = self._seen_before(boundary.previous_summary)
-        if not boundary.sources() and not boundary.previous_summary:
-            where = self.transcript or "the payload"
-            log_nothing(self.config, f"nothing to judge against: no source in {where}", self.meta(host="gemini"))
-            return ""
-        done = self._judge(boundary, snapshot)
-        self._remember(done)
-        text = done.get("pruned_summary") if done.get("mode") == "enforce" and done["pruned"] else None
-        with self.state.update() as st:
-            st.setdefault(STATE_KEY, {})[key] = {"text": text, "judged": done["key"]}
-        out = rewritten(messages, prefix, text if isinstance(text, str) else None)
-        answer = json.loads(out) if out else {}
-        answer["systemMessage"] = self._user_line(done, verb="removed" if text is not None else None)
-        return json.dumps(answer)
+        def _boundary(self, snapshot: str) -> Any:
+            """The compression that wrote ``snapshot``, read from the chat file: the boundary that holds it, or
+            (a file that does not hold it yet) everything after its newest snapshot."""
+            from sjc_mcp.errors import TranscriptError
+            from sjc_mcp.hosts import gemini
+            from sjc_mcp.models import Boundary
+
+            if self.transcript is not None and self.transcript.exists():
+                try:
+                    return gemini.boundary_for(self.transcript, snapshot)
+                except TranscriptError:
+                    pass
+            return Boundary(host="gemini", index=0, summary="", session_id=self.session or None)
+
+        def _seen_before(self, previous: str | None) -> str | None:
+            """The previous snapshot as the model was sent it (what sjc took out of it is no source now: the CLI
+            keeps it in the history the next compression is made from)."""
+            if previous is None:
+                return None
+            done = (self.state.read().get(STATE_KEY) or {}).get(digest(previous))
+            text = done.get("text") if isinstance(done, dict) else None
+            return text if isinstance(text, str) else previous
+
+        def before_model(self) -> str:
+            from sjc_mcp.log.records import log_nothing
+
+            messages = self.payload["llm_request"]["messages"]
+            found = snapshot_of(messages)
+            if found is None:
+                return ""
+            prefix, snapshot = found
+            key = digest(snapshot)
+            with self.state.update() as st:  # one attempt per snapshot: a judgment that fails is not retried
+                st.setdefault(STATE_KEY, {})[key] = {"text": None}
+            boundary = self._boundary(snapshot)
+            boundary.previous_summary = self._seen_before(boundary.previous_summary)
+            if not boundary.sources() and not boundary.previous_summary:
+                where = self.transcript or "the payload"
+                log_nothing(self.config, f"nothing to judge against: no source in {where}", self.meta(host="gemini"))
+                return ""
+            done = self._judge(boundary, snapshot)
+            self._remember(done)
+            text = done.get("pruned_summary") if done.get("mode") == "enforce" and done["pruned"] else None
+            with self.state.update() as st:
+                st.setdefault(STATE_KEY, {})[key] = {"text": text, "judged": done["key"]}
+            out = rewritten(messages, prefix, text if isinstance(text, str) else None)
+            answer = json.loads(out) if out else {}
+            answer["systemMessage"] = self._user_line(done, verb="removed" if text is not None else None)
+            return json.dumps(answer)
+
+    return GeminiHook

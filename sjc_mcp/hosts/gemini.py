@@ -18,12 +18,15 @@ taken once per span (the same result comes from ``toolCalls[].result``, its own 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
 from typing import Any
 
 from sjc_mcp.errors import TranscriptError
+from sjc_mcp.formats import Compaction, WireRequest
+from sjc_mcp.formats import gemini as wire
 from sjc_mcp.hosts.base import Boundary, Item, choose
 
 SNAPSHOT = "<state_snapshot>"
@@ -98,23 +101,26 @@ def messages(path: Path) -> tuple[list[dict[str, Any]], str | None]:
     return list(by_id.values()), session
 
 
-def _parts(content: Any) -> list[Any]:
-    if isinstance(content, list):
-        return content
-    if isinstance(content, (str, dict)):
-        return [content]
-    return []
+def output_text(text: str) -> str:
+    """A tool's output without the ``<untrusted_context>`` wrapper Gemini CLI puts around shell and MCP output."""
+    m = _UNTRUSTED.match(text)
+    return m.group(1) if m else text
 
 
-def output_text(response: Any) -> str:
-    """A function response's text: ``output`` without the CLI's ``<untrusted_context>`` wrapper, else the JSON."""
-    if isinstance(response, dict) and isinstance(response.get("output"), str):
-        text = response["output"]
-        m = _UNTRUSTED.match(text)
-        return m.group(1) if m else text
-    if isinstance(response, str):
-        return response
-    return json.dumps(response, ensure_ascii=False)
+def _meaning(item: Item) -> Item | None:
+    """An item read from the wire format as Gemini CLI means it: its ``<session_context>`` text and a hook's
+    ``<hook_context>`` are no one's words, a tool output loses the CLI's wrapper."""
+    if item.role == "tool_output":
+        item.content = output_text(item.content)
+    elif item.role == "user":
+        if item.content.lstrip().startswith(ENV):
+            return None
+        item.content = _HOOK_CONTEXT.sub("", item.content)
+        if not item.content.strip():
+            return None
+    elif item.role == "assistant" and not item.content.strip():
+        return None
+    return item
 
 
 def _result_text(result: Any) -> str | None:
@@ -124,87 +130,48 @@ def _result_text(result: Any) -> str | None:
     if isinstance(result, str):
         return result
     texts = []
-    for p in _parts(result):
+    for p in wire.parts_of(result):
         if isinstance(p, dict) and isinstance(p.get("functionResponse"), dict):
-            texts.append(output_text(p["functionResponse"].get("response")))
-        elif isinstance(p, dict) and isinstance(p.get("text"), str):
-            texts.append(p["text"])
-        elif isinstance(p, str):
-            texts.append(p)
+            texts.append(wire.response_text(p["functionResponse"].get("response")))
+        elif isinstance(p, str) or wire.is_text(p):
+            texts.append(p if isinstance(p, str) else p["text"])
         elif isinstance(p, dict):
-            texts.append(output_text(p))
-    return "\n".join(texts)
+            texts.append(wire.response_text(p))
+    return output_text("\n".join(texts))
+
+
+def _kind(m: dict[str, Any]) -> str | None:
+    kind = m.get("type") or m.get("role")
+    return "user" if kind == "user" else "model" if kind in ("gemini", "model", "assistant") else None
 
 
 def _text(m: dict[str, Any]) -> str:
-    return "".join(
-        p if isinstance(p, str) else p["text"]
-        for p in _parts(m.get("content", m.get("parts")))
-        if isinstance(p, str) or (isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought"))
-    )
+    return wire.text_of(m.get("content", m.get("parts")))
 
 
 def is_snapshot(m: dict[str, Any]) -> bool:
-    return (m.get("type") or m.get("role")) == "user" and SNAPSHOT in _text(m)
+    return _kind(m) == "user" and SNAPSHOT in _text(m)
 
 
 def _items(m: dict[str, Any]) -> list[Item]:
-    kind = m.get("type") or m.get("role")
-    out: list[Item] = []
-    for p in _parts(m.get("content", m.get("parts"))):
-        if isinstance(p, str):
-            p = {"text": p}
-        if not isinstance(p, dict):
+    kind = _kind(m)
+    if kind is None:
+        return []  # info, error: the CLI's own lines
+    out = [it for it, _ in wire.content_items(m.get("content", m.get("parts")), kind) if _meaning(it) is not None]
+    for tc in m.get("toolCalls") or [] if kind == "model" else []:
+        if not isinstance(tc, dict):
             continue
-        fr, fc = p.get("functionResponse"), p.get("functionCall")
-        if isinstance(fr, dict):
-            resp = fr.get("response")
+        cid = tc.get("id") if isinstance(tc.get("id"), str) else None
+        name = tc.get("name") if isinstance(tc.get("name"), str) else None
+        args = json.dumps(tc.get("args", {}), ensure_ascii=False)
+        out.append(Item(role="tool_call", content=args, name=name, call_id=cid))
+        text = _result_text(tc.get("result"))
+        if text is None and isinstance(tc.get("resultDisplay"), str):
+            text = tc["resultDisplay"]
+        if text is not None:
             out.append(
-                Item(
-                    role="tool_output",
-                    content=output_text(resp),
-                    name=fr.get("name") if isinstance(fr.get("name"), str) else None,
-                    call_id=fr.get("id") if isinstance(fr.get("id"), str) else None,
-                    is_error=isinstance(resp, dict) and "error" in resp,
-                )
+                Item(role="tool_output", content=text, name=name, call_id=cid, is_error=tc.get("status") == "error")
             )
-        elif isinstance(fc, dict):
-            out.append(
-                Item(
-                    role="tool_call",
-                    content=json.dumps(fc.get("args", {}), ensure_ascii=False),
-                    name=fc.get("name") if isinstance(fc.get("name"), str) else None,
-                    call_id=fc.get("id") if isinstance(fc.get("id"), str) else None,
-                )
-            )
-        elif isinstance(p.get("text"), str) and not p.get("thought"):
-            text = p["text"]
-            if kind == "user":
-                if text.lstrip().startswith(ENV):
-                    continue
-                text = _HOOK_CONTEXT.sub("", text)
-                if text.strip():
-                    out.append(Item(role="user", content=text))
-            elif kind in ("gemini", "model", "assistant") and text.strip():
-                out.append(Item(role="assistant", content=text))
-    if kind in ("gemini", "model", "assistant"):
-        for tc in m.get("toolCalls") or []:
-            if not isinstance(tc, dict):
-                continue
-            cid = tc.get("id") if isinstance(tc.get("id"), str) else None
-            name = tc.get("name") if isinstance(tc.get("name"), str) else None
-            out.append(
-                Item(
-                    role="tool_call", content=json.dumps(tc.get("args", {}), ensure_ascii=False), name=name, call_id=cid
-                )
-            )
-            text = _result_text(tc.get("result"))
-            if text is None and isinstance(tc.get("resultDisplay"), str):
-                text = tc["resultDisplay"]
-            if text is not None:
-                out.append(
-                    Item(role="tool_output", content=text, name=name, call_id=cid, is_error=tc.get("status") == "error")
-                )
     return out
 
 
@@ -233,10 +200,7 @@ def boundary_count(path: str | Path) -> int:
     return len(_split(Path(path))[0])
 
 
-def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
-    p = Path(path)
-    bounds, _, session = _split(p)
-    i = choose(p, len(bounds), index)
+def _boundary(bounds: list[tuple[list[Item], str]], i: int, session: str | None) -> Boundary:
     span, summary = bounds[i]
     return Boundary(
         host="gemini",
@@ -249,12 +213,19 @@ def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
     )
 
 
-def read_open_span(path: str | Path) -> Boundary:
-    """What follows the newest snapshot (the whole session when it has none): the span a compression about
-    to be written, or just written elsewhere, summarised. ``summary`` is empty; ``previous_summary`` is the
-    newest snapshot."""
+def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
     p = Path(path)
-    bounds, rest, session = _split(p)
+    bounds, _, session = _split(p)
+    return _boundary(bounds, choose(p, len(bounds), index), session)
+
+
+def boundary_for(path: str | Path, summary: str) -> Boundary:
+    """The compression that wrote ``summary``: its boundary, or, when the file does not hold that snapshot
+    (not yet written), what follows the newest one (``summary`` empty, ``previous_summary`` the newest)."""
+    bounds, rest, session = _split(Path(path))
+    for i in range(len(bounds) - 1, -1, -1):
+        if bounds[i][1].strip() == summary.strip():
+            return _boundary(bounds, i, session)
     return Boundary(
         host="gemini",
         index=len(bounds),
@@ -264,3 +235,118 @@ def read_open_span(path: str | Path) -> Boundary:
         session_id=session,
         boundary_id=f"{session}:{len(bounds)}",
     )
+
+
+# ---- the proxy side: Gemini CLI's compression request ------------------------------------------------------
+
+COMPRESS_SYSTEM = (
+    "You are a specialized system component responsible for distilling chat history into a structured XML "
+    "<state_snapshot>."
+)
+FIRST_PASS = ("Generate a new <state_snapshot>", "A previous <state_snapshot> exists")
+VERIFY_PASS = "Critically evaluate the <state_snapshot>"
+
+
+def _pass(req: WireRequest) -> str | None:
+    last = wire.last_user_text(req.body).lstrip()
+    if last.startswith(VERIFY_PASS):
+        return "verification"
+    if last.startswith(FIRST_PASS):
+        return "first"
+    return None
+
+
+def recognise(req: WireRequest, pattern: re.Pattern[str] | None) -> Compaction | bool | None:
+    """Gemini CLI's compression: its system instruction (the ``[proxy] patterns`` entry, anchored there; by
+    default the sentence 0.61.0 opens it with), on both passes: the first (the history, then "Generate a new
+    <state_snapshot>…" or "A previous <state_snapshot> exists…") and the verification pass (answer 1 as a model
+    turn, then "Critically evaluate the <state_snapshot>…"). Any other request on the Gemini API is certainly
+    not one: the session-title request quotes the conversation, snapshot and all, but has no system
+    instruction."""
+    if req.wire != wire.NAME:
+        return None
+    system = "\n".join(wire.system_texts(req.body)).lstrip()
+    hit = pattern.search(system) is not None if pattern is not None else system.startswith(COMPRESS_SYSTEM)
+    if not hit or req.body.get("tools"):
+        return False
+    which = _pass(req)
+    return Compaction(
+        "gemini", f"its compression instruction ({which} pass)" if which else "its compression instruction"
+    )
+
+
+def _compressed(req: WireRequest) -> list[Any]:
+    """The contents being compressed: without the pass's prompt and, in the verification pass, answer 1."""
+    contents = req.body.get("contents")
+    contents = [c for c in contents if isinstance(c, dict)] if isinstance(contents, list) else []
+    which = _pass(req)
+    if which is not None and contents and contents[-1].get("role", "user") == "user":
+        contents = contents[:-1]
+        if which == "verification" and contents and contents[-1].get("role") == "model":
+            contents = contents[:-1]
+            if contents and wire.text_of(contents[-1]).lstrip().startswith(FIRST_PASS):
+                contents = contents[:-1]  # 0.61.0 leaves the first pass's prompt out; were it there, it is no history
+    return contents
+
+
+def request_boundary(req: WireRequest, pattern: re.Pattern[str] | None) -> Boundary:
+    """The history being compressed, read as the chat file is: function responses as the tools' outputs, the
+    user's own texts, the previous snapshot (a user text, after the ``<session_context>`` one) set apart,
+    the CLI's and hooks' texts left out; the pass's prompt and answer 1 are not part of it."""
+    span: list[Item] = []
+    previous: str | None = None
+    for c in _compressed(req):
+        for it, _ in wire.content_items(c):
+            if it.role == "user" and SNAPSHOT in it.content and it.content.lstrip().startswith(("<", SNAPSHOT)):
+                previous = it.content
+                continue
+            if _meaning(it) is not None:
+                span.append(it)
+    return Boundary(host="gemini", index=0, summary="", previous_summary=previous, span=span)
+
+
+def boundary_id(req: WireRequest) -> str:
+    """The same for both passes of one compression: a hash of the history they compress."""
+    digest = hashlib.sha256(json.dumps(_compressed(req), sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    return f"request:{digest[:16]}"
+
+
+RECENT_S = 3600.0  # a chat file written to within the last hour can be the session compressing
+MAX_FILES = 50
+
+
+def session_of(req: WireRequest) -> str | None:
+    """No Gemini CLI request names its session. Where the chat files are on this machine (``~/.gemini/tmp``),
+    the session is the one whose chat file, among those written to in the last hour, holds the newest
+    function call id of the history (ids carry a millisecond time), else its last user text; None when none
+    does."""
+    import time
+
+    from sjc_mcp import paths
+
+    needle = None
+    for c in reversed(_compressed(req)):
+        for p in reversed(wire.parts_of(c)):
+            fc = p.get("functionCall") if isinstance(p, dict) else None
+            if isinstance(fc, dict) and isinstance(fc.get("id"), str) and fc["id"]:
+                needle = json.dumps(fc["id"]).encode()
+                break
+        if needle is not None:
+            break
+    if needle is None:
+        users = [it.content for c in _compressed(req) for it, _ in wire.content_items(c) if it.role == "user"]
+        texts = [t for t in users if not t.lstrip().startswith((ENV, SNAPSHOT))]
+        if not texts:
+            return None
+        needle = json.dumps(texts[-1], ensure_ascii=False)[1:-1].encode()
+    try:
+        now = time.time()
+        files = [(f.stat().st_mtime, f) for f in (paths.gemini_dir() / "tmp").glob("*/chats/session-*.json*")]
+        recent = sorted((x for x in files if now - x[0] < RECENT_S), reverse=True)[:MAX_FILES]
+        for _, f in recent:
+            data = f.read_bytes()
+            if needle in data:
+                return messages(f)[1]
+    except OSError:
+        return None
+    return None
