@@ -27,6 +27,7 @@ Facts of Gemini CLI 0.61.0 these tests rely on, each seen in their runs:
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ import gemini_fake as gf
 import pytest
 from codex_harness import sjc_proxy
 from gemini_fake import ACK, INVENTED_KEYS, SUPPORTED, FakeGemini, invented_in, pruned
-from gemini_harness import Gemini, need_tmux
+from gemini_harness import GEMINI_CLI_VERSION, Gemini, need_tmux
 
 HEADLESS = [gf.PROMPT_SMOKE, gf.PROMPT_QUEUE, gf.PROMPT_CHANGELOG, gf.PROMPT_LAST]
 INTERACTIVE = [gf.PROMPT_SMOKE, gf.PROMPT_QUEUE, "/compress", gf.PROMPT_LAST, "/quit"]
@@ -171,3 +172,15 @@ def test_kill_switch_lets_the_snapshot_through(tmp_path: Path) -> None:
     assert all(k in g.stored_snapshots()[0] for k in INVENTED_KEYS)
     statuses = [d.get("status") for d in g.decisions()]
     assert statuses and set(statuses) == {"disabled"}, statuses
+
+
+def test_docs_show_the_verified_setup() -> None:
+    """The set-up of docs/hosts/gemini.md is what the fixture above runs: the proxy's default address as
+    GOOGLE_GEMINI_BASE_URL."""
+    from sjc_mcp.config import Config
+    from tests.conftest import ROOT
+
+    docs = (ROOT / "docs" / "hosts" / "gemini.md").read_text()
+    listen = Config().proxy.listen
+    assert f"GOOGLE_GEMINI_BASE_URL=http://{listen} gemini" in docs
+    assert f"`@google/gemini-cli` **{GEMINI_CLI_VERSION}**" in docs or "SJC_E2E_GEMINI_CLI" in os.environ
