@@ -51,7 +51,9 @@ INVENTORY_TOML = 'service = "stock-sync"\nlisten_port = 7319\nqueue = "orders-eu
 CHANGELOG = "0.9.4: retry on 503 from the catalogue feed\n"
 FILES = {"inventory.toml": INVENTORY_TOML, "CHANGELOG.md": CHANGELOG, "main.py": "print('stock-sync')\n"}
 
-SMOKE = "echo smoke passed: 17 of 17; ls"
+SMOKE = (
+    "printf 'smoke %s: %d of %d\\n' passed 17 17; ls"  # prints "smoke passed: 17 of 17", which the prompt does not hold
+)
 PROMPT_SMOKE = f"Run the smoke test with a shell command and tell me whether it passes. [[shell {SMOKE}]]"
 PROMPT_QUEUE = "Read inventory.toml and tell me which queue the service consumes. [[read inventory.toml]]"
 PROMPT_CHANGELOG = "Now read the changelog. [[read CHANGELOG.md]]"

@@ -81,12 +81,17 @@ def test_judge_transcript_finds_the_snapshot_and_prunes_the_invented_entries(ses
 
 
 def test_function_responses_are_tool_outputs_never_user_messages(session: Session) -> None:
-    """Each supported entry is backed by the function response it restates, named as the CLI named the tool."""
+    """An entry whose values only a tool printed is backed by that function response, named as the CLI named the
+    tool; a quote from a "user message" is always one of the prompts typed (never a tool's output, which the
+    chat file also stores as a user record, nor the CLI's <session_context>)."""
     out = judge(session.g, session.headless)
-    kept = {e["text"].strip(): e for e in out["entries"] if e["decision"] == "keep"}
-    for entry, _ in gf.SUPPORTED:
-        e = kept[entry.strip()]
-        assert e["origin"].startswith(("tool_output (read_file", "tool_output (run_shell_command")), e
+    by_text = {e["text"].strip(): e for e in out["entries"]}
+    for entry, _ in gf.SUPPORTED[::2]:  # inventory.toml's values: in the read_file output alone
+        assert by_text[entry.strip()]["origin"].startswith("tool_output (read_file"), by_text[entry.strip()]
+    prompts = [gf.PROMPT_SMOKE, gf.PROMPT_QUEUE, gf.PROMPT_CHANGELOG, gf.PROMPT_LAST]
+    for e in out["entries"]:
+        if e["origin"] == "user_message":
+            assert any(e["quote"] in p for p in prompts), e
 
 
 def test_replay_judges_every_compaction_under_the_default_root(session: Session) -> None:
