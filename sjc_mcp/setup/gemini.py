@@ -19,6 +19,7 @@ else found there is left, and said), or sjc's entry in the project's settings.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -137,3 +138,45 @@ def uninstall(scope: str = "user", dry_run: bool = False) -> tuple[Path, str]:
     if left:
         return ext, f"{ext}: sjc extension removed; other files left in {left[-1]}"
     return ext, f"{ext}: sjc extension removed"
+
+
+def doctor_checks(env: dict[str, str]) -> list[Any]:
+    """``sjc doctor``'s lines for Gemini CLI: the hook (the extension, or the project's settings), the MCP server
+    in ``settings.json``, and the proxy when ``GOOGLE_GEMINI_BASE_URL`` points at this machine."""
+    from urllib.parse import urlparse
+
+    from sjc_mcp.hook.state import json_object
+    from sjc_mcp.setup.doctor import FAIL, INFO, OK, WARN, Check, _hooks_in, _listening, _registered
+
+    out = []
+    ext = extension_dir()
+    hooks = json_object(ext / "hooks" / "hooks.json")
+    project = project_settings()
+    if (ext / "gemini-extension.json").exists() and any(is_ours(h) for h in _hooks_in(hooks)):
+        out.append(Check(OK, "gemini", f"hook installed (extension {ext}: runs in every folder)"))
+    elif any(is_ours(h) for h in _hooks_in(json_object(project))):
+        out.append(Check(WARN, "gemini", f"hook installed in {project}: runs only once this folder is trusted", None))
+    else:
+        out.append(Check(WARN, "gemini", "hook not installed", "sjc install gemini"))
+    servers = json_object(paths.gemini_dir() / "settings.json").get("mcpServers")
+    server = servers.get("sjc") if isinstance(servers, dict) else None
+    if isinstance(server, dict) and (server.get("url") or server.get("httpUrl") or server.get("command")):
+        if server.get("httpUrl") and not server.get("url"):
+            server = {**server, "url": server["httpUrl"]}
+        headers = {str(k): os.path.expandvars(str(v)) for k, v in (server.get("headers") or {}).items()}
+        where = paths.gemini_dir() / "settings.json"
+        out.append(
+            _registered(
+                "gemini", server, headers, f"check mcpServers.sjc in {where}", f"fix mcpServers.sjc.command in {where}"
+            )
+        )
+    else:
+        out.append(Check(INFO, "gemini", "MCP server not registered (optional; see docs/hosts/gemini.md)"))
+    base = env.get("GOOGLE_GEMINI_BASE_URL")
+    if base and urlparse(base).hostname in ("127.0.0.1", "localhost", "::1"):
+        up = _listening(base)
+        fix = None if up else f"sjc proxy --listen {urlparse(base).netloc}"
+        out.append(Check(OK if up else FAIL, "gemini", f"proxy {base} {'listening' if up else 'not listening'}", fix))
+    else:
+        out.append(Check(INFO, "gemini", "proxy not set up (GOOGLE_GEMINI_BASE_URL is not a local sjc proxy)"))
+    return out
