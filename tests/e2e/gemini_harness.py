@@ -2,8 +2,8 @@
 session under tmux (for ``/compress``, which ``gemini -p`` does not run), and what it leaves behind (chat
 files, the decision log).
 
-The CLI is ``@google/gemini-cli`` from npm, pinned below (``SJC_E2E_GEMINI_CLI`` overrides), cached like the
-other hosts (``hostcli.install``). Every run is offline: ``GEMINI_API_KEY`` is a fake key,
+The CLI is ``@google/gemini-cli`` from npm, pinned in ``hostcli`` (``SJC_E2E_GEMINI_CLI`` overrides), cached like
+the other hosts. Every run is offline: ``GEMINI_API_KEY`` is a fake key,
 ``GOOGLE_GEMINI_BASE_URL`` points at a scripted model (or ``sjc proxy``) on 127.0.0.1, the settings turn
 telemetry, usage statistics and update checks off, and every proxy variable points at a dead port.
 
@@ -37,14 +37,10 @@ import gemini_fake
 import hostcli
 import pytest
 
-GEMINI_CLI_VERSION = os.environ.get("SJC_E2E_GEMINI_CLI", "0.61.0")
+GEMINI_CLI_VERSION = hostcli.GEMINI_CLI_VERSION
 RUN_TIMEOUT = float(os.environ.get("SJC_E2E_GEMINI_TIMEOUT", "120"))
 API_KEY = "fake-e2e-key"
 MODEL = "gemini-2.5-flash"
-
-
-def gemini() -> Path:
-    return hostcli.install("@google/gemini-cli", GEMINI_CLI_VERSION, "gemini")
 
 
 def need_tmux() -> str:
@@ -92,7 +88,7 @@ class Gemini:
     the scenario's files)."""
 
     def __init__(self, root: Path, decision_log: Path | None = None) -> None:
-        self.exe = str(gemini())
+        self.exe = str(hostcli.gemini_cli())
         self.root = root
         self.home = root / "home"
         self.work = root / "work"
