@@ -36,10 +36,12 @@ def install(
         if trust:
             raise InputError("--trust is for codex: Hermes loads the plugin its config.yaml enables")
         return hermes.install(scope, dry_run)
+    if host == "gemini":
+        if trust:
+            raise InputError("--trust is for codex: Gemini CLI runs sjc's extension in every folder, trusted or not")
+        return gemini.install(scope, dry_run, command)
     if trust and host != "codex":
         raise InputError("--trust is for codex: Claude Code runs the hooks in its settings without a trust step")
-    if host == "gemini":
-        return gemini.install(scope, dry_run, command)
     path = settings_path(host, scope)
     before = settings_file.read_json(path)
     after = merge(before, hook_block(host, command))
