@@ -306,6 +306,24 @@ def _codex_fixture() -> Path | None:
     return path if path.exists() else None
 
 
+def _gemini_fixture() -> tuple[Path, dict] | None:
+    """A real Gemini CLI 0.61.0 chat file (../shared/e2e/gemini/samples) and a ``BeforeModel`` payload's
+    ``llm_request`` of the request after its compression: the snapshot at the end of message 0."""
+    path = HERE.parent.parent / "shared" / "e2e" / "gemini" / "samples" / "chat-headless.jsonl"
+    if not path.exists():
+        return None
+    from sjc_mcp.hosts import gemini
+
+    env = "<session_context>\nThis is the Gemini CLI. We are setting up the context for our chat.\n</session_context>"
+    messages = [
+        {"role": "user", "content": env + gemini.read_boundary(path).summary},
+        {"role": "model", "content": "Got it. Thanks for the additional context!"},
+        {"role": "user", "content": "Summarise what is left."},
+        {"role": "model", "content": "\n".join(text for _, _, text in generate.span(50_000))},
+    ]
+    return path, {"model": "gemini-2.5-flash", "messages": messages}
+
+
 def bench_hook_events(runs: int) -> list[dict]:
     """Every hook event as the host runs it (``sjc hook HOST``, the payload on stdin), each against a bare
     interpreter start in the same run. A note waits for the events that hand one over (it is put back
@@ -447,6 +465,35 @@ def bench_hook_events(runs: int) -> list[dict]:
                     "",
                 )
             )
+        gm = _gemini_fixture()
+        if gm is not None:  # BeforeModel before every request: no snapshot (nearly all), judged once, then rewritten
+            g_path, g_request = gm
+            plain = {"model": g_request["model"], "messages": g_request["messages"][2:]}
+            g_base = {"hook_event_name": "BeforeModel", "transcript_path": str(g_path)}
+
+            def judge_gemini() -> None:
+                payload = {**base, **g_base, "session_id": session["id"], "llm_request": g_request}
+                run_child([sjc_bin(), "hook", "gemini"], env, json.dumps(payload))
+
+            cases += [
+                ("gemini", "BeforeModel, no snapshot", "ignored", {**g_base, "llm_request": plain}, None, ""),
+                (
+                    "gemini",
+                    "BeforeModel, first after a compression",
+                    "judges",
+                    {**g_base, "llm_request": g_request},
+                    None,
+                    "llm_request",
+                ),
+                (
+                    "gemini",
+                    "BeforeModel, a judged snapshot (rewrites)",
+                    "hands over",
+                    {**g_base, "llm_request": g_request},
+                    judge_gemini,
+                    "llm_request",
+                ),
+            ]
         python = statistics.median(run_child([PYTHON, "-c", "pass"], env)[0] for _ in range(runs))
         for i, (host, label, kind, extra, before, expect) in enumerate(cases):
             session["id"] = f"bench-{i}"

@@ -80,14 +80,17 @@ DEFAULT_PATTERNS = {
     "claude-code": r"\A(?:CRITICAL: Respond with TEXT ONLY\.(?s:.*?)\n\n)?Your task is to create a detailed summary of "
     r"(?:the conversation so far|the RECENT portion of the conversation|this conversation)",
     "codex": r"\AYou are performing a CONTEXT CHECKPOINT COMPACTION",
-    "gemini": r"<state_snapshot>",
+    # Gemini CLI (0.61.0): the opening of its compression system instruction, on both passes (the session-title
+    # request quotes the snapshot in a user message: it has no system instruction)
+    "gemini": r"\AYou are a specialized system component responsible for distilling chat history into a structured "
+    r"XML <state_snapshot>",
 }
 
 
 @dataclass(slots=True, kw_only=True)
 class ProxyConfig:
     listen: str = "127.0.0.1:8787"
-    upstream: str = ""  # origin to forward to; empty: api.anthropic.com or api.openai.com by route
+    upstream: str = ""  # origin to forward to; empty: the provider's API by route (Anthropic, OpenAI, Gemini)
     judge_budget_s: Annotated[float, Meta(gt=0, le=600)] = 10.0
     patterns: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_PATTERNS))
     prefilter: bool = False
@@ -114,7 +117,7 @@ def _default_roots() -> list[str]:
     return [
         "~/.claude/projects",
         os.path.join(os.environ.get("CODEX_HOME") or "~/.codex", "sessions"),  # where Codex keeps rollouts
-        "~/.gemini/tmp",
+        os.path.join(os.environ.get("GEMINI_CLI_HOME") or "~", ".gemini", "tmp"),  # Gemini CLI's chat files
         os.environ.get("HERMES_HOME") or "~/.hermes",  # Hermes Agent's state.db
         os.environ.get("OPENCLAW_STATE_DIR") or "~/.openclaw",  # OpenClaw's state folder: its transcript databases
     ]

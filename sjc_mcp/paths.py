@@ -61,6 +61,12 @@ def decision_log() -> Path:
     return state_dir() / "decisions.jsonl"
 
 
+def gemini_dir() -> Path:
+    """Gemini CLI's folder: ``$GEMINI_CLI_HOME/.gemini`` when set (Gemini CLI keeps its settings, extensions
+    and chat files there), else ``~/.gemini``."""
+    return Path(os.environ.get("GEMINI_CLI_HOME") or "~").expanduser() / ".gemini"
+
+
 def codex_home() -> Path:
     """Codex's home folder: ``$CODEX_HOME`` when set (Codex reads its config, hooks and sessions there),
     else ``~/.codex``."""

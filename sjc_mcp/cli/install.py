@@ -10,7 +10,7 @@ HELP = "add the sjc hooks to a host's settings (with a backup)"
 
 
 def add_arguments(i: argparse.ArgumentParser, trust: bool = True) -> None:
-    i.add_argument("host", choices=["claude-code", "codex", "hermes", "openclaw"])
+    i.add_argument("host", choices=["claude-code", "codex", "gemini", "hermes", "openclaw"])
     i.add_argument("--scope", choices=["user", "project"], default="user")
     i.add_argument("--dry-run", action="store_true", help="print the settings it would write; change nothing")
     if trust:

@@ -1,6 +1,6 @@
 """Wire formats: one reading of each format a host speaks, used by the host readers and the proxy alike.
 
-A wire module (``anthropic``, ``openai_chat``, ``openai_responses``; a host with its own API or a
+A wire module (``anthropic``, ``openai_chat``, ``openai_responses``, ``gemini``; a host with its own API or a
 history serialised into one prompt adds its own) says, for its format:
 
 - ``NAME`` and ``matches(path)``: which request paths speak it (the proxy routes by path);
@@ -26,7 +26,7 @@ Locator = tuple[Any, ...]  # where an item sits in a request body (its wire form
 
 # each wire format's name (as the decision log records it) and module, in the order the proxy tries
 # their paths
-WIRES = {"responses": "openai_responses", "anthropic": "anthropic", "chat": "openai_chat"}
+WIRES = {"responses": "openai_responses", "anthropic": "anthropic", "chat": "openai_chat", "gemini": "gemini"}
 
 
 class FormatError(ValueError):

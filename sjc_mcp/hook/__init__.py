@@ -12,6 +12,8 @@ Claude Code (no hook can edit the summary; see ``claude_code`` for the order the
 Codex: ``PostCompact`` judges the new ``compacted`` record and keeps the correction;
 ``SessionStart`` (source ``compact``) hands it to the model in the very next request;
 ``UserPromptSubmit`` hands over a note only if that did not happen.
+Gemini CLI: ``BeforeModel`` takes the unsupported entries out of the snapshot in every request after a
+compression (judged once, at the first).
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ HOSTS: dict[str, tuple[str, str, Events]] = {
             "UserPromptSubmit": (None, None),
         },
     ),
+    # Gemini CLI 0.61.0: no hook sees a compression; the BeforeModel of every request after it sees the snapshot.
+    "gemini": ("sjc_mcp.hook.gemini", "GeminiHook", {"BeforeModel": (None, None)}),
     # sent by sjc's Hermes plugin at each compaction (no host settings: sjc install hermes installs the plugin)
     "hermes": ("sjc_mcp.hook.hermes", "HermesHook", {"compress": (None, None)}),
     # OpenClaw runs no shell hooks: sjc's plugin for it (plugins/openclaw) sends these at each compaction

@@ -162,6 +162,7 @@ class HookBase:
             "disabled": r.disabled,
             "judged_at": time.time(),
             "correction": correction_text(pruned, incomplete) if pruned and r.mode == "enforce" else None,
+            "pruned_summary": getattr(r, "pruned_summary", None),
             "delivered": False,
         }
 
@@ -172,9 +173,9 @@ class HookBase:
             st.setdefault("judged", {})[result["key"]] = result
         sweep(self.state.folder)  # the state of sessions untouched for a month (at most once a day)
 
-    def _user_line(self, done: dict[str, Any]) -> str:
+    def _user_line(self, done: dict[str, Any], verb: str | None = None) -> str:
         n = len(done["pruned"])
-        verb = "would prune" if done.get("mode") == "shadow" else "flagged"
+        verb = "would prune" if done.get("mode") == "shadow" else verb or "flagged"
         incomplete = (
             "; the span starts mid-session, unsourced entries left unjudged" if done.get("incomplete_span") else ""
         )

@@ -54,6 +54,7 @@ DEFAULT_UPSTREAM = {
     "anthropic": "https://api.anthropic.com",
     "chat": "https://api.openai.com",
     "responses": "https://api.openai.com",
+    "gemini": "https://generativelanguage.googleapis.com",
 }
 HOP_BY_HOP = {
     "connection",
@@ -435,7 +436,11 @@ def serve(config: Config, listen: str | None = None, upstream: str | None = None
             "your API keys through it",
             file=sys.stderr,
         )
-    target = upstream or config.proxy.upstream or "api.anthropic.com / api.openai.com by route"
+    target = (
+        upstream
+        or config.proxy.upstream
+        or "api.anthropic.com / api.openai.com / generativelanguage.googleapis.com by route"
+    )
     print(f"sjc proxy on http://{host}:{port} → {target} (judge {config.judge}, mode {config.mode})", file=sys.stderr)
     server = uvicorn.Server(
         uvicorn.Config(

@@ -2,10 +2,10 @@
 command that fixes it; exit 1 if anything is broken.
 
 Checks, for each host found (Claude Code: ``~/.claude`` or ``claude`` on PATH; Codex: ``$CODEX_HOME``
-or ``codex`` on PATH): hooks installed (by ``sjc install`` or, for Claude Code, the plugin) and, for
-Codex, trusted; the MCP server registered and answering ``initialize``; the proxy, if the host is
-pointed at one, listening. Then: the config valid, the decision log writable, the kill switch, the
-judge reachable.
+or ``codex`` on PATH; Gemini CLI: ``~/.gemini`` or ``gemini`` on PATH, its lines in ``setup/gemini.py``):
+hooks installed (by ``sjc install`` or, for Claude Code, the plugin) and, for Codex, trusted; the MCP server
+registered and answering ``initialize``; the proxy, if the host is pointed at one, listening. Then: the
+config valid, the decision log writable, the kill switch, the judge reachable.
 """
 
 from __future__ import annotations
@@ -389,6 +389,11 @@ def run(config_path: str | None = None, env: dict[str, str] | None = None) -> tu
     if paths.codex_home().is_dir() or shutil.which("codex"):
         found = True
         checks += _codex()
+    if paths.gemini_dir().is_dir() or shutil.which("gemini"):
+        from sjc_mcp.setup import gemini
+
+        found = True
+        checks += gemini.doctor_checks(env)
     if paths.hermes_home().is_dir() or shutil.which("hermes"):
         from sjc_mcp.setup import hermes
 
@@ -396,7 +401,12 @@ def run(config_path: str | None = None, env: dict[str, str] | None = None) -> tu
         checks += hermes.doctor_checks()
     if not found:
         checks.append(
-            Check(INFO, "hosts", "neither Claude Code (~/.claude, claude) nor Codex ($CODEX_HOME, codex) found")
+            Check(
+                INFO,
+                "hosts",
+                "neither Claude Code (~/.claude, claude), Codex ($CODEX_HOME, codex), Gemini CLI (~/.gemini, "
+                "gemini) nor Hermes ($HERMES_HOME, hermes) found",
+            )
         )
     checks += _general(config_path)
     return checks, 1 if any(c.status == FAIL for c in checks) else 0

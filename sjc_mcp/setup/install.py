@@ -3,7 +3,8 @@
 Only entries whose command runs ``sjc-hook`` (or ``sjc hook``) are ours (``hook_entries``); every other
 key and hook is kept as it was. The settings file is backed up before the first change and written atomically
 (``settings_file``); installing twice changes nothing. For Codex, ``--trust`` also writes the hooks'
-trust into its config.toml, and ``uninstall`` takes it out (``codex_trust``).
+trust into its config.toml, and ``uninstall`` takes it out (``codex_trust``). Gemini CLI's hook is an
+extension of its own by default (``gemini``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from sjc_mcp import paths
 from sjc_mcp.errors import InputError
-from sjc_mcp.setup import codex_trust, hermes, openclaw, settings_file
+from sjc_mcp.setup import codex_trust, gemini, hermes, openclaw, settings_file
 from sjc_mcp.setup.hook_entries import EVENTS, hook_block, merge, remove
 
 __all__ = ["EVENTS", "hook_block", "install", "settings_path", "uninstall"]
@@ -35,6 +36,10 @@ def install(
         if trust:
             raise InputError("--trust is for codex: Hermes loads the plugin its config.yaml enables")
         return hermes.install(scope, dry_run)
+    if host == "gemini":
+        if trust:
+            raise InputError("--trust is for codex: Gemini CLI runs sjc's extension in every folder, trusted or not")
+        return gemini.install(scope, dry_run, command)
     if host == "openclaw":  # a plugin in OpenClaw's one config, not hook settings
         if trust or scope != "user":
             raise InputError("openclaw: sjc's plugin goes into OpenClaw's one config; --scope and --trust do not apply")
@@ -65,6 +70,8 @@ def install(
 
 
 def uninstall(host: str, scope: str = "user", dry_run: bool = False) -> tuple[Path, str]:
+    if host == "gemini":
+        return gemini.uninstall(scope, dry_run)
     if host == "hermes":
         return hermes.uninstall(scope, dry_run)
     if host == "openclaw":

@@ -27,12 +27,42 @@ NAMES = (
 )
 
 
+# What a Gemini snapshot writes in a section it has nothing for, beyond the placeholders every format knows
+# (``_engine.is_placeholder``): "None specified.", "No constraints were stated by the user.", "No files were
+# created or modified.", "No modifications have been made to any files." A closed set of words: a line that
+# says anything more ("No changes to the schema without review") is an entry.
+_ADJ = r"(?:specific|explicit|particular|additional|other|known|user|relevant|significant|further|new|code|file)"
+_NOUN = (
+    r"(?:constraints?|preferences?|rules?|files?|artifacts?|changes?|modifications?|edits?|actions?|tasks?"
+    r"|errors?|decisions?|steps?)"
+)
+_DONE = (
+    r"(?:stated|specified|mentioned|provided|given|established|defined|set|made|modified|created|changed|edited"
+    r"|touched|recorded|identified|taken|performed|run|executed|read|written|deleted|encountered|discussed)"
+)
+_EMPTY = re.compile(
+    r"^[ \t]*(?:[-*+\u2022][ \t]+)?(?:"
+    rf"none(?: {_DONE})?(?: yet| so far)?"
+    rf"|no(?: {_ADJ}){{0,2}} {_NOUN}"
+    rf"(?:(?: (?:were|was|are|is|have been|has been)(?: yet)?)? {_DONE}(?: or {_DONE})?)?"
+    r"(?: (?:to|in) (?:any|the) (?:files?|codebase|workspace|repository|project))?"
+    r"(?: by the user)?(?: yet| so far)?"
+    r")[.!]?[ \t]*$",
+    re.IGNORECASE,
+)
+
+
+def is_empty_note(line: str) -> bool:
+    """A line that says only that its section is empty, in the words Gemini snapshots use."""
+    return len(line) < 100 and _EMPTY.match(line) is not None
+
+
 def looks_like(text: str) -> bool:
     return "<state_snapshot>" in text
 
 
 def _structure(line: str) -> bool:
-    return bool(_CLOSE.match(line)) or line.strip() in (f"<{ROOT}>", f"</{ROOT}>")
+    return bool(_CLOSE.match(line)) or line.strip() in (f"<{ROOT}>", f"</{ROOT}>") or is_empty_note(line)
 
 
 def parse(text: str) -> ParsedSummary:

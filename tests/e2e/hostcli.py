@@ -1,7 +1,7 @@
 """The real host CLIs for the end-to-end tests: pinned npm installs (cached) and an offline sandbox.
 
-A newer host version is a one-line change below (or ``SJC_E2E_CLAUDE_CODE`` / ``SJC_E2E_CODEX`` in
-the environment). Installs are cached in ``$SJC_E2E_CACHE`` (default ``~/.cache/sjc-e2e``), one
+A newer host version is a one-line change below (or ``SJC_E2E_CLAUDE_CODE`` / ``SJC_E2E_CODEX`` /
+``SJC_E2E_GEMINI_CLI`` in the environment). Installs are cached in ``$SJC_E2E_CACHE`` (default ``~/.cache/sjc-e2e``), one
 folder per package and version, so a run after the first costs no download. ``SJC_E2E=0`` skips every
 end-to-end test; a machine without ``npm`` skips them with that reason.
 
@@ -26,6 +26,7 @@ import pytest
 
 CLAUDE_CODE_VERSION = os.environ.get("SJC_E2E_CLAUDE_CODE", "2.1.332")
 CODEX_VERSION = os.environ.get("SJC_E2E_CODEX", "0.171.0")
+GEMINI_CLI_VERSION = os.environ.get("SJC_E2E_GEMINI_CLI", "0.61.0")
 
 CACHE = Path(os.environ.get("SJC_E2E_CACHE", Path.home() / ".cache" / "sjc-e2e"))
 DEAD_PROXY = "http://127.0.0.1:9"
@@ -80,6 +81,10 @@ def claude_code() -> Path:
 
 def codex() -> Path:
     return install("@openai/codex", CODEX_VERSION, "codex")
+
+
+def gemini_cli() -> Path:
+    return install("@google/gemini-cli", GEMINI_CLI_VERSION, "gemini")
 
 
 def offline_env(home: Path, **extra: str) -> dict[str, str]:
