@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from sjc_mcp.errors import InputError
 from sjc_mcp.log import chain as decision_log
@@ -27,7 +28,6 @@ from sjc_mcp.log import chain as decision_log
 THRESHOLD_CLUSTER_SHARE = 0.15  # warn when more than this share of scores sit within the margin of the threshold
 WIDTH = 100  # the terminal audit fits this many columns
 SUM_KEYS = ("kept", "pruned", "unjudged", "chars_before", "chars_after", "tokens_before", "tokens_after")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _parse_since(since: str | None) -> str | None:
@@ -52,7 +52,13 @@ def read_log(path: Path, session: str | None = None, since: str | None = None) -
     cutoff = _parse_since(since)
     for n, rec, raw in decision_log.read(path):
         if rec is None:
-            corrupt.append(f"line {n}: corrupt, not a JSON record; skipped ({raw[:60]!r})")
+            corrupt.append(f"line {n}: corrupt, not a JSON record; skipped ({literal(raw[:60])!r})")
+            continue
+        if "\\ud" in raw.lower():  # a lone surrogate escape (the standard reader takes it): unprintable, made "?"
+            rec = _no_surrogates(rec)
+        wrong = wrong_shape(rec)
+        if wrong is not None:  # a hand-edited or damaged record: a count that is text, entries that are not a list
+            corrupt.append(f"line {n}: corrupt, not a decision record ({literal(wrong)}); skipped")
             continue
         if session and rec.get("session") != session:
             continue
@@ -61,6 +67,75 @@ def read_log(path: Path, session: str | None = None, since: str | None = None) -
         rec["_line"] = n
         records.append(rec)
     return records, corrupt
+
+
+# The shape the audit reads: every field it computes with or lists has the type sjc writes (numbers are
+# numbers, entries a list of objects, errors a list of strings); any other field may hold anything.
+class _Entry(msgspec.Struct):
+    section: str | None = None
+    text: str | None = None
+    text_sha: str | None = None
+    score: float | None = None
+    decision: str | None = None
+    near_threshold: bool = False
+    contradicted: bool = False
+    quote: str | None = None
+    origin: str | None = None
+    reason: str | None = None
+
+
+class _Judge(msgspec.Struct):
+    name: str | None = None
+    model: str | None = None
+
+
+class _Result(msgspec.Struct):
+    tool: str | None = None
+    note: str | None = None
+    decision: str | None = None
+
+
+class _Record(msgspec.Struct):
+    judge: _Judge | None = None
+    threshold: float = 0.5
+    margin: float = 0.05
+    entries: list[_Entry] = []
+    results: list[_Result] = []
+    errors: list[str] = []
+    kept: float | None = 0
+    pruned: float | None = 0
+    unjudged: float | None = 0
+    truncated: float | None = 0
+    dropped: float | None = 0
+    superseded: float | None = 0
+    chars_before: float | None = 0
+    chars_after: float | None = 0
+    tokens_before: float | None = 0
+    tokens_after: float | None = 0
+    chars_after_enforced: float | None = None
+    tokens_after_enforced: float | None = None
+    duration_ms: float | None = 0
+    tokens_estimated: bool = True
+
+
+def _no_surrogates(x: Any) -> Any:
+    if isinstance(x, str):
+        return x.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(x, list):
+        return [_no_surrogates(v) for v in x]
+    if isinstance(x, dict):
+        return {_no_surrogates(k): _no_surrogates(v) for k, v in x.items()}
+    return x
+
+
+def wrong_shape(rec: dict[str, Any]) -> str | None:
+    """What is wrong with a log record's shape (a count that is text, entries that are not a list), or
+    None when the audit can read it."""
+    try:
+        msgspec.convert(rec, _Record)
+    except msgspec.ValidationError as exc:
+        return str(exc)
+    return None
 
 
 def expected_models(config: Any) -> dict[str, str]:
@@ -285,7 +360,7 @@ def summarise(records: list[dict], corrupt: list[str], config: Any = None) -> di
                 shadow["would_prune"] += shown.get("pruned", 0) or 0
                 shadow["chars_before"] += shown.get("chars_before", 0) or 0
                 after = shown.get("chars_after_enforced")
-                shadow["chars_after_if_enforced"] += shown.get("chars_before", 0) if after is None else after
+                shadow["chars_after_if_enforced"] += (shown.get("chars_before", 0) or 0) if after is None else after
             totals["not_counted"] += len(judged) - 1  # earlier runs on the same boundary
         boundaries.append(b)
     warnings: list[str] = []
@@ -336,8 +411,8 @@ def summarise(records: list[dict], corrupt: list[str], config: Any = None) -> di
 
 
 def literal(x: Any) -> str:
-    """Text from the log as it may be shown: control characters (ANSI escapes included) made visible."""
-    s = "" if x is None else str(x)
-    return _CONTROL.sub(
-        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", s
-    )
+    """Text from the log as it may be shown: control characters (ANSI escapes, line breaks included) made
+    visible, so nothing from the log can forge a line or restyle the terminal (``terminal.clean``)."""
+    from sjc_mcp.terminal import clean
+
+    return clean(x)

@@ -9,7 +9,8 @@ from sjc_mcp.audit.summary import WIDTH, evidence, literal, reason, text_is_whol
 
 
 def _one_line(x: Any, limit: int) -> str:
-    s = " ↵ ".join(part.strip() for part in literal(x).replace("\t", " ").split("\n") if part.strip())
+    text = "" if x is None else str(x)
+    s = " ↵ ".join(literal(part.strip()) for part in text.replace("\t", " ").split("\n") if part.strip())
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 

@@ -15,7 +15,12 @@ without loading the config, so an event with nothing to do costs no more than st
   removed when it ends.
 
 A session's files go once nothing has touched them for ``KEEP_DAYS`` (``sweep``, run after a judgment at
-most once a day), so the folder does not grow with every session ever run.
+most once a day), so the folder does not grow with every session ever run. The sweep removes only files
+named as sjc names them, owned by this user, from the folder itself, never through a link.
+
+The folder and every file in it are trusted only as ``sjc_mcp.private`` says (this user's, writable by no
+one else, regular files): another user's note would speak to the model. What fails is not read (an empty
+state) and not written (an ``OSError``, which the hook reports and survives).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,20 +65,36 @@ def _name(session_id: str) -> str:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` (mode 0600) so a reader sees the old file or the new one, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write ``text`` to ``path`` (mode 0600) so a reader sees the old file or the new one, never half; in a
+    folder of sjc's own (``private.ensure_folder``), else an ``OSError``."""
+    from sjc_mcp.private import ensure_folder, open_own
+
+    ensure_folder(path.parent)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)  # one a killed run of the same pid left
+    fd = open_own(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def json_object(path: Path) -> dict[str, Any]:
-    """The JSON object in ``path``; {} when it is missing, unreadable or not an object."""
+    """The JSON object in ``path``, one of sjc's own files; {} when it is missing, unreadable, not to be
+    trusted (``private.read_own``) or not an object."""
+    from sjc_mcp.private import read_own
+
+    raw = read_own(path)
+    if raw is None:
+        return {}
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -80,28 +102,54 @@ def json_object(path: Path) -> dict[str, Any]:
 KEEP_DAYS = 30
 
 
+# what sjc writes in the sessions folder: <session>.json, .lock, .recent.json, .note, .judging.<pid>.<ns>,
+# and the temporary names of an atomic write (.<name>.tmp<pid>) or a taken note (.<name>.note.taken<pid>)
+_OURS = re.compile(
+    r"(?:[A-Za-z0-9._-]{1,120}\.(?:json|lock|note|judging\.\d+\.\d+)"
+    r"|\.[A-Za-z0-9._-]{1,120}\.(?:tmp|note\.taken)\d+)"
+)
+
+
 def sweep(folder: Path, keep_s: float = KEEP_DAYS * 86400, every_s: float = 86400) -> int:
-    """Remove the files in ``folder`` untouched for ``keep_s`` seconds, at most once per ``every_s`` (a
-    ``.swept`` file keeps the time); the number removed. Never raises: a file that cannot go stays."""
-    mark = folder / ".swept"
-    now = time.time()
+    """Remove sjc's files in ``folder`` untouched for ``keep_s`` seconds, at most once per ``every_s`` (a
+    ``.swept`` file keeps the time); the number removed. Only the folder itself is swept, never through a
+    link, and only when it is sjc's own (``private.folder_problem``); only files named as sjc names them,
+    regular, this user's. Never raises: a file that cannot go stays."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
     try:
-        if now - mark.stat().st_mtime < every_s:
-            return 0
-    except OSError:
-        pass
-    removed = 0
-    try:
-        mark.touch(mode=0o600)  # creates it, or sets its time to now
-        entries = list(os.scandir(folder))
+        dfd = os.open(folder, flags)  # a link in the folder's place fails here
     except OSError:
         return 0
-    for e in entries:
-        if e.name == ".swept":
+    try:
+        return _sweep_at(dfd, folder, keep_s, every_s)
+    except (OSError, NotImplementedError):
+        return 0
+    finally:
+        os.close(dfd)
+
+
+def _sweep_at(dfd: int, folder: Path, keep_s: float, every_s: float) -> int:
+    from sjc_mcp.private import UID, folder_problem
+
+    if not os.path.samestat(os.fstat(dfd), os.lstat(folder)) or folder_problem(folder) is not None:
+        return 0
+    now = time.time()
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    with contextlib.suppress(FileNotFoundError):
+        if now - os.stat(".swept", dir_fd=dfd, follow_symlinks=False).st_mtime < every_s:
+            return 0
+    os.close(os.open(".swept", os.O_WRONLY | os.O_CREAT | nofollow, 0o600, dir_fd=dfd))
+    os.utime(".swept", dir_fd=dfd, follow_symlinks=False)  # now: the next sweep is a day away
+    removed = 0
+    for name in os.listdir(dfd):
+        if name == ".swept" or not _OURS.fullmatch(name):
             continue
         with contextlib.suppress(OSError):
-            if e.is_file(follow_symlinks=False) and now - e.stat(follow_symlinks=False).st_mtime > keep_s:
-                os.unlink(e.path)
+            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode) or (UID is not None and st.st_uid != UID):
+                continue
+            if now - st.st_mtime > keep_s:
+                os.unlink(name, dir_fd=dfd)
                 removed += 1
     return removed
 
@@ -121,8 +169,10 @@ class SessionState:
 
     @contextlib.contextmanager
     def update(self) -> Iterator[dict[str, Any]]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        lock = os.open(self.path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        from sjc_mcp.private import ensure_folder, open_own
+
+        ensure_folder(self.path.parent)
+        lock = open_own(self.path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
         try:
             if fcntl is not None:
                 fcntl.flock(lock, fcntl.LOCK_EX)
@@ -187,10 +237,8 @@ class SessionState:
         except OSError:
             return None
         try:
-            data = json.loads(claimed.read_text())
-            return data if isinstance(data, dict) and isinstance(data.get("text"), str) else None
-        except (OSError, ValueError):
-            return None
+            data = json_object(claimed)
+            return data if isinstance(data.get("text"), str) else None
         finally:
             with contextlib.suppress(OSError):
                 claimed.unlink()

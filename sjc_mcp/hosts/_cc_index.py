@@ -49,6 +49,11 @@ class Index:
 PARSED_BYTES = 8_000_000
 
 
+def _str(value: Any) -> str:
+    """A record's string field; "" when a damaged record has anything else there."""
+    return value if isinstance(value, str) else ""
+
+
 def index(path: Path) -> Index:
     idx = Index()
     last_boundary: str | None = None
@@ -68,16 +73,18 @@ def index(path: Path) -> Index:
                 continue
             if rec.get("type") == "queue-operation":
                 if rec.get("operation") == "enqueue" and isinstance(rec.get("content"), str):
-                    idx.queued.append((rec.get("timestamp", ""), rec["content"]))
+                    idx.queued.append((_str(rec.get("timestamp")), rec["content"]))
                 continue
             uuid = rec.get("uuid")
             if not isinstance(uuid, str):
                 continue
-            idx.session_id = idx.session_id or rec.get("sessionId")
+            idx.session_id = idx.session_id or _str(rec.get("sessionId")) or None
             idx.pos[uuid] = len(idx.order)
             idx.order.append(uuid)
             if rec.get("type") == "system" and rec.get("subtype") == "compact_boundary":
-                idx.recs[uuid] = Rec(here, None, "boundary", rec.get("logicalParentUuid"), rec.get("timestamp", ""))
+                idx.recs[uuid] = Rec(
+                    here, None, "boundary", _str(rec.get("logicalParentUuid")) or None, _str(rec.get("timestamp"))
+                )
                 idx.boundaries.append(uuid)
                 last_boundary = uuid
                 idx.parsed, idx.parsed_bytes = {}, 0
@@ -94,8 +101,8 @@ def index(path: Path) -> Index:
                     idx.malformed += 1  # a summary record with no summary in it: skipped, counted
                     idx.parsed.pop(uuid, None)
                     continue
-                idx.recs[uuid] = Rec(here, rec.get("parentUuid"), "summary", None, rec.get("timestamp", ""))
-                parent = rec.get("parentUuid")
+                parent = _str(rec.get("parentUuid")) or None
+                idx.recs[uuid] = Rec(here, parent, "summary", None, _str(rec.get("timestamp")))
                 owner = parent if parent in idx.recs and idx.recs[parent].kind == "boundary" else last_boundary
                 if owner and owner not in idx.summaries:
                     idx.summaries[owner] = uuid
@@ -106,7 +113,7 @@ def index(path: Path) -> Index:
                 mid = msg.get("id") if rec.get("type") == "assistant" and isinstance(msg, dict) else None
                 mid = mid if isinstance(mid, str) and not side else None
                 idx.recs[uuid] = Rec(
-                    here, rec.get("parentUuid"), "conv", None, rec.get("timestamp", ""), side, user, mid
+                    here, _str(rec.get("parentUuid")) or None, "conv", None, _str(rec.get("timestamp")), side, user, mid
                 )
                 if mid is not None:
                     idx.turns.setdefault(mid, []).append(uuid)
@@ -116,7 +123,8 @@ def index(path: Path) -> Index:
 
 
 def note_answers(idx: Index, uuid: str, rec: dict[str, Any]) -> None:
-    content = (rec.get("message") or {}).get("content")
+    msg = rec.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
     for b in content if isinstance(content, list) else []:
         if isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
             idx.answers.setdefault(b["tool_use_id"], []).append(uuid)
@@ -125,7 +133,7 @@ def note_answers(idx: Index, uuid: str, rec: dict[str, Any]) -> None:
 def before(idx: Index, uuid: str) -> str | None:
     """The main-conversation record written just before ``uuid`` (sidechain records skipped)."""
     i = idx.pos.get(uuid, 0) - 1
-    while i >= 0 and idx.recs[idx.order[i]].side:
+    while i >= 0 and (idx.order[i] not in idx.recs or idx.recs[idx.order[i]].side):  # a skipped record is no step
         i -= 1
     return idx.order[i] if i >= 0 else None
 

@@ -19,7 +19,23 @@ from collections.abc import Callable
 from sjc_mcp.formats import Compaction, WireRequest, module
 from sjc_mcp.models import PLANNING_TOOLS, Boundary, Item, Role
 
-__all__ = ["PLANNING_TOOLS", "Boundary", "Item", "Role", "by_pattern", "choose", "plain_boundary", "prompt_places"]
+__all__ = [
+    "PLANNING_TOOLS",
+    "Boundary",
+    "Item",
+    "Role",
+    "by_pattern",
+    "choose",
+    "plain_boundary",
+    "prompt_places",
+    "str_or_none",
+]
+
+
+def str_or_none(value: object) -> str | None:
+    """A record's value when it is a string, else None: a hand-damaged record (a name that is a dict, an
+    id that is a list) reads as the value missing, never as an error."""
+    return value if isinstance(value, str) else None
 
 
 def choose(path: object, count: int, index: int | None) -> int:

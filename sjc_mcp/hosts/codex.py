@@ -18,7 +18,7 @@ from typing import Any
 
 from sjc_mcp.errors import TranscriptError
 from sjc_mcp.formats import Compaction, WireRequest, openai_responses
-from sjc_mcp.hosts.base import Boundary, Item, by_pattern, choose, plain_boundary
+from sjc_mcp.hosts.base import Boundary, Item, by_pattern, choose, plain_boundary, str_or_none
 
 MID_SESSION = "the rollout starts mid-session (its first record is not the session's session_meta)"
 ENCRYPTED = "the summary was made on the server and stored encrypted (message is empty): nothing to judge"
@@ -105,13 +105,13 @@ def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
             cut = t != "session_meta"
         payload = rec.get("payload") if isinstance(rec.get("payload"), dict) else {}
         if t == "session_meta":
-            session_id = session_id or payload.get("id")
+            session_id = session_id or str_or_none(payload.get("id"))
         elif t == "response_item":
             it = _item(payload)
             if it is not None:
                 span.append(it)
         elif t == "compacted":
-            message = payload.get("message") or ""
+            message = str_or_none(payload.get("message")) or ""
             if seen == index:
                 return _boundary(span, message, previous, session_id, index, bool(cut))
             if index is None:  # keep only the newest so far: memory stays one span

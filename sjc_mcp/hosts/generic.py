@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from sjc_mcp.errors import TranscriptError
-from sjc_mcp.hosts.base import Boundary, Item, choose
+from sjc_mcp.hosts.base import Boundary, Item, choose, str_or_none
 
 _ROLES = {
     "user": "user",
@@ -73,8 +73,8 @@ def _split(path: Path) -> list[tuple[list[Item], str]]:
             Item(
                 role=role,  # type: ignore[arg-type]
                 content=_content(r.get("content")),
-                name=r.get("name"),
-                call_id=r.get("call_id") or r.get("tool_call_id"),
+                name=str_or_none(r.get("name")),
+                call_id=str_or_none(r.get("call_id")) or str_or_none(r.get("tool_call_id")),
                 is_error=bool(r.get("is_error")),
             )
         )

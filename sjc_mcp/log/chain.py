@@ -6,6 +6,10 @@ cannot show records cut off the end, so beside the log sits ``<log>.anchor``: th
 and the last hash, rewritten (temporary file, then rename) after every append. A cut tail leaves the
 anchor pointing past the end of the log.
 
+Log and anchor are sjc's own files (``sjc_mcp.private``): written only as regular files this user owns
+that no one else can write, in a folder this user owns that no one else can write; anything else there
+(another user's file, a FIFO, a device) is refused with an ``OSError`` naming it, never written or waited on.
+
 Appends take an exclusive ``flock`` on the log, read the last hash, write the whole line in one
 ``write`` and update the anchor before releasing the lock, so processes appending at once never
 interleave, lose a line, fork the chain or race on the anchor. Log and anchor are created 0600.
@@ -18,11 +22,9 @@ one is derived from the judged entries (``h:`` and a hash of their sections and 
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import json
 import os
-import stat
 import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -64,9 +66,13 @@ def read_anchor(path: str | os.PathLike[str]) -> dict[str, Any] | None:
 
 
 def _write_anchor(path: Path, records: int, last: str) -> None:
+    from sjc_mcp.private import open_own
+
     target = anchor_path(path)
     tmp = target.with_name(f".{target.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)  # a writer that stopped half way left it (the log's lock is held: no one else writes it)
+    fd = open_own(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         os.write(fd, json.dumps({"v": 1, "records": records, "hash": last}).encode() + b"\n")
     finally:
@@ -149,19 +155,27 @@ def _fill_ids(rec: dict[str, Any]) -> None:
         rec["boundary_id"] = derived
 
 
+def _open_log(path: str | os.PathLike[str]) -> int:
+    """The log opened for appending (created 0600 in a folder created 0700): a regular file of this user's
+    in a folder of this user's (``private``), never a FIFO or device waited on; else an ``OSError``."""
+    from sjc_mcp.private import ensure_folder, open_own
+
+    p = Path(path).expanduser()
+    ensure_folder(p.parent)
+    real = os.path.realpath(p)  # a link the user made to their own log is followed; where it leads is checked
+    if real != os.path.abspath(p):
+        ensure_folder(Path(real).parent)
+    return open_own(real, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+
+
 def append(path: str | os.PathLike[str], record: dict[str, Any]) -> dict[str, Any]:
     """Append ``record`` (adding ``time``, ids, ``prev`` and ``hash``) and return what was written.
 
     The line goes out in one ``write``: whole or, on a short write (disk full), not at all.
     """
+    fd = _open_log(path)
     p = Path(path).expanduser()
-    p.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    # O_NONBLOCK: a FIFO or device in the log's place must not hang the writer; it is refused below
-    fd = os.open(p, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK, 0o600)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, f"{p} is not a regular file")
-        os.set_blocking(fd, True)
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX)
         rec = dict(record)
@@ -195,9 +209,8 @@ def append(path: str | os.PathLike[str], record: dict[str, Any]) -> dict[str, An
 def append_many(path: str | os.PathLike[str], records: list[dict[str, Any]]) -> int:
     """Append ``records`` in order as ``append`` would, one after another, under one lock, with one anchor
     update at the end (for bulk writers: a replay, a benchmark's log). Returns how many were written."""
+    fd = _open_log(path)
     p = Path(path).expanduser()
-    p.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(p, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX)

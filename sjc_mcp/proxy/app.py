@@ -45,8 +45,10 @@ class _QuietBreakOff(logging.Filter):
 
 
 def say(line: str) -> None:
-    """One line on stderr."""
-    print(f"sjc proxy: {line}", file=sys.stderr, flush=True)
+    """One line on stderr; what came from a request (a session id) cannot break it or reach the terminal raw."""
+    from sjc_mcp.terminal import clean
+
+    print(f"sjc proxy: {clean(line)}", file=sys.stderr, flush=True)
 
 
 # where a wire format's requests go when no upstream is given

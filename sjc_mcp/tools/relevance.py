@@ -360,6 +360,7 @@ def messages_from_json(data: Any) -> list[Item]:
     """A JSON list of ``{role, content, name?, id?|call_id?, is_error?}`` (roles: user, assistant, tool_call,
     tool_output or tool) as items."""
     from sjc_mcp.errors import InputError
+    from sjc_mcp.hosts.base import str_or_none
 
     if not isinstance(data, list):
         raise InputError("messages must be a JSON list of {role, content, name?, call_id?} objects")
@@ -377,8 +378,8 @@ def messages_from_json(data: Any) -> list[Item]:
             Item(
                 role=role,  # type: ignore[arg-type]
                 content=content,
-                name=m.get("name"),
-                call_id=m.get("call_id") or m.get("id"),
+                name=str_or_none(m.get("name")),
+                call_id=str_or_none(m.get("call_id")) or str_or_none(m.get("id")),
                 is_error=bool(m.get("is_error")),
             )
         )
