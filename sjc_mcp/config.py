@@ -213,15 +213,34 @@ def _read_toml(path: Path) -> dict:
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib
+    import stat
+
     try:
-        with path.open("rb") as fh:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO in its place must not hang every command
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ConfigError(f"config {path} is not a regular file (a folder, FIFO or device)")
+            os.set_blocking(fd, True)
             return tomllib.load(fh)
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {path}") from None
+    except IsADirectoryError:
+        raise ConfigError(f"config {path} is not a regular file (a folder, FIFO or device)") from None
     except OSError as exc:
         raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config {path} is not UTF-8 text (at offset {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config {path} is not valid TOML: {exc}") from exc
+
+
+def _exists(path: Path) -> bool:
+    """Whether the default config file is there; one that cannot be checked (a folder on the way without
+    search permission) is an error, not a silent fall back to the defaults."""
+    try:
+        return path.is_file()
+    except OSError as exc:
+        raise ConfigError(f"cannot check for a config file at {path}: {exc.strerror or exc}") from None
 
 
 def default_path() -> Path:
@@ -239,7 +258,7 @@ def load_config(path: str | os.PathLike[str] | None = None, env: dict[str, str] 
     if chosen is not None:
         data = _read_toml(chosen.expanduser())
         where = str(chosen)
-    elif default_path().is_file():
+    elif _exists(default_path()):
         chosen = default_path()
         data = _read_toml(chosen)
         where = str(chosen)

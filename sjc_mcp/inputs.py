@@ -70,6 +70,8 @@ def read_text(path: str | None, what: str) -> str | None:
     if path is None:
         return None
     if path == "-":
+        if sys.stdin is None or not hasattr(sys.stdin, "buffer"):
+            raise InputError(f"no {what}: stdin is closed; give it as a file")
         return decode(sys.stdin.buffer.read(MAX_INPUT + 1), f"{what} on stdin")
     return decode(read_regular_bytes(path, what), f"{what} file {path}")
 

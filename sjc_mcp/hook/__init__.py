@@ -161,13 +161,67 @@ def run_hook(host: str, stdin_text: str, config_path: str | None = None) -> str:
             signal.signal(signal.SIGALRM, old_handler)
 
 
+# how long a hook waits for its payload when the host neither finishes it nor closes stdin: the default
+# time budget (the config, and so its own budget, is read only once there is a payload to act on)
+STDIN_WAIT_S = 20.0
+
+
+def read_payload(stream: Any = None, wait_s: float = STDIN_WAIT_S) -> str:
+    """The hook payload on stdin: read until end of file, or until what came is a whole JSON object (a host
+    that keeps stdin open after the payload is not waited on), for at most ``wait_s`` seconds. A payload
+    that is neither whole nor ended by then is cut off (a ``TimeoutError``), so the hook ends in time."""
+    import os
+    import time
+
+    stream = sys.stdin if stream is None else stream
+    if stream is None:
+        return ""
+    try:
+        fd = stream.fileno()
+        import selectors
+
+        sel = selectors.DefaultSelector()
+        sel.register(fd, selectors.EVENT_READ)
+    except (AttributeError, OSError, ValueError):  # no descriptor (a test's StringIO), or one select cannot watch
+        return str(stream.read(MAX_STDIN + 1))
+    deadline = time.monotonic() + wait_s
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while size <= MAX_STDIN:
+            left = deadline - time.monotonic()
+            if left <= 0 or not sel.select(left):
+                raise TimeoutError(f"stdin neither ended nor held a whole payload within {wait_s:g}s")
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if chunk.rstrip().endswith(b"}"):
+                try:
+                    json.loads(b"".join(chunks))
+                    break  # a whole object: the host may keep stdin open, nothing more is coming
+                except ValueError:
+                    pass
+    finally:
+        sel.close()
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
 def run_main(host: str, config_path: str | None = None) -> int:
     """Read the payload from stdin, run the hook, print its output; always 0."""
     try:
-        data = sys.stdin.read(MAX_STDIN + 1)
+        data = read_payload()
     except Exception as exc:
-        print(f"sjc hook: cannot read stdin: {exc}", file=sys.stderr)
-        data = ""
+        message = f"cannot read the payload on stdin: {exc}"
+        print(f"sjc hook: {message}; the summary is left as the host wrote it", file=sys.stderr)
+        try:
+            from sjc_mcp.config import load_config
+
+            _log_fault(load_config(config_path), host, {}, "timeout", message)
+        except Exception as log_exc:
+            print(f"sjc hook: could not log the fault: {log_exc}", file=sys.stderr)
+        return 0
     out = run_hook(host, data, config_path)
     try:
         if out:

@@ -7,6 +7,8 @@ told, and returns compaction ``index`` (newest by default) with its span and pre
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 from sjc_mcp.errors import TranscriptError
@@ -23,7 +25,28 @@ READERS = {
 }
 
 
+def check_file(path: str | Path) -> None:
+    """A one-line ``TranscriptError`` unless ``path`` is a regular file: a FIFO or a device (``/dev/zero``)
+    would hang the reader or never end, a folder is no transcript."""
+    shown = str(path)
+    if "\x00" in shown:
+        raise TranscriptError("transcript path contains a NUL byte")
+    if "#" in shown and not os.path.lexists(shown):  # Hermes: FILE#SESSION_ID names a session in FILE
+        shown = shown.rpartition("#")[0]
+    try:
+        st = os.stat(shown)
+    except FileNotFoundError:
+        raise TranscriptError(f"transcript not found: {shown}") from None
+    except OSError as exc:
+        raise TranscriptError(f"cannot read transcript {shown}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise TranscriptError(f"transcript {shown} is a folder, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise TranscriptError(f"transcript {shown} is not a regular file (a FIFO, socket or device)")
+
+
 def detect(path: str | Path) -> str:
+    check_file(path)
     if hermes.looks_like(path):  # a SQLite file (or FILE#SESSION) with Hermes' tables
         return "hermes"
     p = Path(path)
@@ -61,6 +84,7 @@ def detect(path: str | Path) -> str:
 
 
 def read_boundary(path: str | Path, index: int | None = None, host: str | None = None) -> Boundary:
+    check_file(path)
     host = host or detect(path)
     try:
         reader = READERS[host]
@@ -70,7 +94,8 @@ def read_boundary(path: str | Path, index: int | None = None, host: str | None =
 
 
 def boundary_count(path: str | Path, host: str | None = None) -> int:
+    check_file(path)
     return READERS[host or detect(path)].boundary_count(path)
 
 
-__all__ = ["Boundary", "Item", "boundary_count", "detect", "read_boundary"]
+__all__ = ["Boundary", "Item", "boundary_count", "check_file", "detect", "read_boundary"]

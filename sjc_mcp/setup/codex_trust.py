@@ -160,14 +160,30 @@ def _trust_state(data: dict[str, Any]) -> dict[str, Any]:
     return state if isinstance(state, dict) else {}
 
 
-def _toml_table(key: str, trusted_hash: str) -> list[str]:
-    return [f"[hooks.state.{json.dumps(key, ensure_ascii=False)}]\n", f"trusted_hash = {json.dumps(trusted_hash)}\n"]
+def _toml_table(key: str, trusted_hash: str, nl: str = "\n") -> list[str]:
+    return [
+        f"[hooks.state.{json.dumps(key, ensure_ascii=False)}]{nl}",
+        f"trusted_hash = {json.dumps(trusted_hash)}{nl}",
+    ]
+
+
+def _newline(text: str) -> str:
+    """The file's own line end: what the lines sjc adds end with."""
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def _ends_open(lines: list[str]) -> bool:
+    return bool(lines) and not lines[-1].endswith("\n")
 
 
 def trust_text(text: str, wanted: dict[str, str], path: Path) -> tuple[str, list[str]]:
     """``text`` (a Codex config.toml) with every key of ``wanted`` trusted at its hash; and the keys changed."""
     state = _trust_state(_parse_toml(text, path))
     lines = text.splitlines(keepends=True)
+    nl = _newline(text)
+    open_end = _ends_open(lines)  # no final newline: none after what sjc adds either (uninstall gives it back)
+    if open_end:
+        lines[-1] += nl
     tables = _state_tables(lines)
     changed = []
     add: list[str] = []
@@ -179,17 +195,17 @@ def trust_text(text: str, wanted: dict[str, str], path: Path) -> tuple[str, list
         if key in tables:  # a stale hash (the hook changed): replace that one line, keep the rest of the table
             start, end = tables[key]
             body = [ln for ln in lines[start + 1 : end] if not re.match(r"[ \t]*trusted_hash[ \t]*=", ln)]
-            lines[start:end] = [lines[start], *body, _toml_table(key, digest)[1]]
+            lines[start:end] = [lines[start], *body, _toml_table(key, digest, nl)[1]]
             tables = _state_tables(lines)
         elif key in state:
             raise InputError(
                 f"{path} trusts {key} in a form sjc does not edit; trust the sjc hooks with /hooks in Codex instead"
             )
         else:
-            add += ["\n", *_toml_table(key, digest)] if (lines or add) else _toml_table(key, digest)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
+            add += [nl, *_toml_table(key, digest, nl)] if (lines or add) else _toml_table(key, digest, nl)
     out = "".join(lines + add)
+    if open_end and out.endswith(nl):
+        out = out[: -len(nl)]
     check = _trust_state(_parse_toml(out, path))
     if any(not isinstance(check.get(k), dict) or check[k].get("trusted_hash") != v for k, v in wanted.items()):
         raise InputError(f"could not write the hook trust into {path}; trust the sjc hooks with /hooks in Codex")
@@ -201,6 +217,8 @@ def untrust_text(text: str, keys: set[str], moves: dict[str, str], path: Path) -
     each), and the tables of ``moves`` renamed to their new keys; and the keys taken out."""
     _parse_toml(text, path)
     lines = text.splitlines(keepends=True)
+    nl = _newline(text)
+    open_end = _ends_open(lines)
     removed = []
     for key in keys:
         tables = _state_tables(lines)
@@ -215,8 +233,11 @@ def untrust_text(text: str, keys: set[str], moves: dict[str, str], path: Path) -
     staying = set(tables) - set(moves)
     for old, new in moves.items():  # headers are renamed in place: every line index stays valid
         if old in tables and new not in staying:
-            lines[tables[old][0]] = _toml_table(new, "")[0]
+            header = lines[tables[old][0]]
+            lines[tables[old][0]] = _toml_table(new, "", "\r\n" if header.endswith("\r\n") else "\n")[0]
     out = "".join(lines)
+    if open_end and out.endswith("\n"):  # the file did not end with a newline: it still does not
+        out = out[: -len(nl)] if out.endswith(nl) else out[:-1]
     _parse_toml(out, path)
     return out, removed
 
@@ -229,7 +250,7 @@ def plan_trust(hooks_path: Path, settings: dict[str, Any]) -> tuple[Path, str, s
     """(config.toml, its text now, its text with the sjc hooks trusted, how many changed); raises on a
     config.toml it cannot edit, before anything is written."""
     config = config_path()
-    text = config.read_text() if config.exists() else ""
+    text = settings_file.read_text(config) or ""
     out, changed = trust_text(text, entries(hooks_path, settings), config)
     return config, text, out, len(changed)
 
@@ -246,10 +267,11 @@ def apply_trust(plan: tuple[Path, str, str, int], dry_run: bool) -> str:
 
 def untrusted(hooks_path: Path, settings: dict[str, Any]) -> bool:
     config = config_path()
-    if not config.exists():
-        return True
     try:
-        state = _trust_state(_parse_toml(config.read_text(), config))
+        text = settings_file.read_text(config)
+        if text is None:
+            return True
+        state = _trust_state(_parse_toml(text, config))
     except InputError:
         return True
     wanted = entries(hooks_path, settings)
@@ -259,8 +281,8 @@ def untrusted(hooks_path: Path, settings: dict[str, Any]) -> bool:
 def project_trusted(project: Path) -> bool:
     config = config_path()
     try:
-        projects = _parse_toml(config.read_text(), config).get("projects")
-    except (OSError, InputError):
+        projects = _parse_toml(settings_file.read_text(config) or "", config).get("projects")
+    except InputError:
         return False
     entry = projects.get(str(project.resolve())) if isinstance(projects, dict) else None
     return isinstance(entry, dict) and entry.get("trust_level") == "trusted"
@@ -269,9 +291,9 @@ def project_trusted(project: Path) -> bool:
 def plan_untrust(hooks_path: Path, before: dict[str, Any], after: dict[str, Any]) -> tuple[Path, str, str, int]:
     """(config.toml, its text now, its text without the sjc hooks' trust, how many removed)."""
     config = config_path()
-    if not config.exists():
+    text = settings_file.read_text(config)
+    if text is None:
         return config, "", "", 0
-    text = config.read_text()
     keys = set(entries(hooks_path, before))
     out, removed = untrust_text(text, keys, _key_moves(hooks_path, before, after), config)
     return config, text, out, len(removed)
@@ -283,8 +305,8 @@ def apply_untrust(plan: tuple[Path, str, str, int], dry_run: bool) -> str | None
         return None
     if dry_run:
         return f"{config}: would remove the trust of {removed} sjc hook(s)"
-    if not out.strip():
-        saved = settings_file.backup(config)
+    if not out.strip() and settings_file.backup_holding(config, lambda old: old == out) is None:
+        saved = settings_file.backup(config)  # sjc made it for the hooks' trust alone: no empty file left behind
         config.unlink()
         return f"{config}: sjc hook trust removed, file was otherwise empty and is gone (backup: {saved})"
     backup = settings_file.write_text(config, out)

@@ -6,12 +6,19 @@ or ``codex`` on PATH; Gemini CLI: ``~/.gemini`` or ``gemini`` on PATH, its lines
 hooks installed (by ``sjc install`` or, for Claude Code, the plugin) and, for Codex, trusted; the MCP server
 registered and answering ``initialize``; the proxy, if the host is pointed at one, listening. Then: the
 config valid, the decision log writable, the kill switch, the judge reachable.
+
+Every check ends in time: a settings file that is a FIFO is reported, not waited on; an MCP server gets
+``timeout`` seconds in all to answer (one that drips its answer, or whose child keeps its stdout open,
+is cut off there and its process group ended); a URL is shown without its password; anything a file or
+a server says is printed with its control characters made visible (``terminal.clean``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -22,7 +29,6 @@ from typing import Any
 from urllib.parse import urlparse
 
 from sjc_mcp import paths
-from sjc_mcp.hook.state import json_object
 
 OK, WARN, FAIL, INFO = "ok", "warn", "FAIL", "info"
 INITIALIZE = {
@@ -45,15 +51,65 @@ class Check:
     fix: str | None = None
 
     def line(self) -> str:
-        tail = f" — fix: {self.fix}" if self.fix else ""
-        return f"{self.status:<4}  {self.scope:<11}  {self.what}{tail}"
+        from sjc_mcp.terminal import clean
+
+        tail = f" — fix: {clean(self.fix)}" if self.fix else ""
+        return f"{self.status:<4}  {self.scope:<11}  {clean(self.what)}{tail}"
 
 
-def _toml(path: Path) -> dict[str, Any]:
+_SECRET_PARAM = re.compile(r"((?:^|&)[^=&]*(?:key|token|secret|passw|pwd|sig|auth|cred)[^=&]*=)[^&]+", re.I)
+
+
+def shown_url(url: str) -> str:
+    """``url`` as it may be printed: no password, no secret in its query (``redact``)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    from sjc_mcp.redact import redact
+
+    url = redact(url)[0]
     try:
-        from sjc_mcp.config import _read_toml
+        u = urlsplit(url)
+        if u.password is not None and not u.password.startswith("[REDACTED"):
+            u = u._replace(netloc=f"{u.username}:[REDACTED:url-password]@{u.netloc.rsplit('@', 1)[1]}")
+        if u.query:  # ?api_key=…, ?token=…, ?sig=…
+            u = u._replace(query=_SECRET_PARAM.sub(r"\1[REDACTED:url-param]", u.query))
+        url = urlunsplit(u)
+    except ValueError:
+        pass
+    return url
 
-        return _read_toml(path)
+
+def host_file(path: Path, problems: list[Check], scope: str) -> str | None:
+    """The text of a host's file (None when absent); one that cannot be read (a FIFO, a folder, not UTF-8)
+    is a problem noted in ``problems``, never waited on."""
+    from sjc_mcp.errors import InputError
+    from sjc_mcp.setup.settings_file import read_text
+
+    try:
+        return read_text(path)
+    except InputError as exc:
+        problems.append(Check(FAIL, scope, str(exc)))
+        return None
+
+
+def host_json(path: Path, problems: list[Check], scope: str) -> dict[str, Any]:
+    """The JSON object in a host's file; {} when it is absent, unreadable (noted) or not an object."""
+    text = host_file(path, problems, scope)
+    try:
+        data = json.loads(text.removeprefix("\ufeff")) if text else {}
+    except (ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _toml(path: Path, problems: list[Check], scope: str) -> dict[str, Any]:
+    text = host_file(path, problems, scope)
+    if not text:
+        return {}
+    from sjc_mcp.setup.codex_trust import _parse_toml
+
+    try:
+        return _parse_toml(text, path)
     except Exception:
         return {}
 
@@ -71,11 +127,14 @@ def _initialized(lines: Any) -> str | None:
 
 
 def mcp_answers(command: list[str], env: dict[str, str] | None = None, timeout: float = 10.0) -> tuple[bool, str]:
-    """Start an MCP server over stdio, send ``initialize``, and read its answer."""
+    """Start an MCP server over stdio, send ``initialize``, and read its answer: at most ``timeout`` seconds
+    in all, whatever the server or a child of it does with its stdout; its process group ends after."""
+    import selectors
+    import signal
+
     exe = shutil.which(command[0]) if command else None
     if not exe:
         return False, f"{command[0] if command else '(no command)'} not found"
-    request = INITIALIZE
     t0 = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -84,41 +143,93 @@ def mcp_answers(command: list[str], env: dict[str, str] | None = None, timeout: 
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env={**os.environ, **(env or {})},
-            text=True,
+            start_new_session=True,  # its own process group: ended whole, children included
         )
     except OSError as exc:
         return False, f"cannot start {exe}: {exc.strerror}"
+    assert proc.stdin is not None and proc.stdout is not None
+    name = None
+    data = b""
     try:
-        out, _ = proc.communicate(json.dumps(request) + "\n", timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        return False, f"no answer to initialize within {timeout:g}s"
-    name = _initialized(out.splitlines())
+        try:
+            proc.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+            proc.stdin.flush()
+        except OSError:
+            pass  # it exited already: its stdout says what it said
+        fd = proc.stdout.fileno()
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while name is None and (left := t0 + timeout - time.monotonic()) > 0 and sel.select(left):
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    break
+                data += chunk
+                name = _initialized(data.decode("utf-8", "replace").splitlines())
+                if len(data) > 1 << 20:
+                    break
+    finally:
+        for stream in (proc.stdin, proc.stdout):
+            with contextlib.suppress(OSError):
+                stream.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=2)  # stdin closed: a well-behaved server ends now
+        killpg = getattr(os, "killpg", None)
+        with contextlib.suppress(OSError):
+            if killpg is not None:
+                killpg(proc.pid, signal.SIGKILL)  # what it left running, children holding its stdout included
+            else:  # pragma: no cover - Windows
+                proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5)
     if name is None:
+        if time.monotonic() - t0 >= timeout:
+            return False, f"no answer to initialize within {timeout:g}s"
         return False, "no initialize answer on stdout"
     return True, f"{name} answered initialize in {(time.monotonic() - t0) * 1000:.0f} ms"
 
 
 def mcp_http_answers(url: str, headers: dict[str, str], timeout: float = 10.0) -> tuple[bool, str]:
-    """POST ``initialize`` to a streamable-HTTP MCP server and read its answer (JSON or one SSE event)."""
+    """POST ``initialize`` to a streamable-HTTP MCP server and read its answer (JSON or one SSE event): at
+    most ``timeout`` seconds in all, however slowly the server sends it."""
+    import asyncio
+
     import httpx
 
-    body = INITIALIZE
+    shown = shown_url(url)
     head = {"Accept": "application/json, text/event-stream", **headers}
     t0 = time.monotonic()
+
+    async def ask() -> tuple[int, str | None]:
+        async with (
+            httpx.AsyncClient(timeout=timeout, trust_env=False) as client,
+            client.stream("POST", url, json=INITIALIZE, headers=head) as r,
+        ):
+            if r.status_code >= 400:
+                return r.status_code, None
+            data = b""
+            async for chunk in r.aiter_bytes():
+                data += chunk
+                lines = data.decode("utf-8", "replace").splitlines()
+                found = _initialized(line[5:] if line.startswith("data:") else line for line in lines)
+                if found is not None or len(data) > 1 << 20:
+                    return r.status_code, found
+            return r.status_code, None
+
     try:
-        r = httpx.post(url, json=body, headers=head, timeout=timeout, trust_env=False)
+        status, name = asyncio.run(asyncio.wait_for(ask(), timeout))
+    except (asyncio.TimeoutError, TimeoutError):
+        return False, f"{shown}: no answer to initialize within {timeout:g}s"
     except httpx.HTTPError as exc:
-        return False, f"{url}: {exc}"
-    if r.status_code == 401:
-        return False, f"{url} answered 401: the bearer token is missing or wrong"
-    if r.status_code >= 400:
-        return False, f"{url} answered HTTP {r.status_code}"
-    name = _initialized(line[5:] if line.startswith("data:") else line for line in r.text.splitlines())
+        return False, f"{shown}: {shown_url(str(exc))}"
+    except (ValueError, OSError) as exc:
+        return False, f"{shown}: {exc}"
+    if status == 401:
+        return False, f"{shown} answered 401: the bearer token is missing or wrong"
+    if status >= 400:
+        return False, f"{shown} answered HTTP {status}"
     if name is None:
-        return False, f"{url}: no initialize answer"
-    return True, f"{name} at {url} answered initialize in {(time.monotonic() - t0) * 1000:.0f} ms"
+        return False, f"{shown}: no initialize answer"
+    return True, f"{name} at {shown} answered initialize in {(time.monotonic() - t0) * 1000:.0f} ms"
 
 
 def _listening(url: str) -> bool:
@@ -137,7 +248,12 @@ def _registered(host: str, server: dict[str, Any], headers: dict[str, str], http
     if server.get("url"):
         ok, detail = mcp_http_answers(str(server["url"]), headers)
         return Check(OK if ok else FAIL, host, f"MCP server sjc (HTTP): {detail}", None if ok else http_fix)
-    ok, detail = mcp_answers([server["command"], *server.get("args", [])], server.get("env"))
+    args = server.get("args")
+    env = server.get("env")
+    ok, detail = mcp_answers(
+        [str(server["command"]), *(str(a) for a in (args if isinstance(args, list) else []))],
+        {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else None,
+    )
     return Check(OK if ok else FAIL, host, f"MCP server sjc registered: {detail}", None if ok else stdio_fix)
 
 
@@ -147,18 +263,20 @@ def _claude_code(home: Path, env: dict[str, str]) -> list[Check]:
 
     out: list[Check] = []
     settings_file = install.settings_path("claude-code", "user")
-    hooked = any(is_ours(h) for h in _hooks_in(json_object(settings_file)))
-    plugins = json_object(home / ".claude" / "plugins" / "installed_plugins.json").get("plugins") or {}
+    hooked = any(is_ours(h) for h in _hooks_in(host_json(settings_file, out, "claude-code")))
+    plugins = host_json(home / ".claude" / "plugins" / "installed_plugins.json", out, "claude-code").get("plugins")
+    plugins = plugins if isinstance(plugins, dict) else {}
     plugin = next((k for k in plugins if k.split("@")[0] == "sjc"), None)
     if hooked or plugin:
         via = f"plugin {plugin}" if plugin else str(settings_file)
         out.append(Check(OK, "claude-code", f"hooks installed ({via})"))
     else:
         out.append(Check(WARN, "claude-code", "hooks not installed", "sjc install claude-code"))
-    servers = json_object(home / ".claude.json").get("mcpServers") or {}
+    servers = host_json(home / ".claude.json", out, "claude-code").get("mcpServers") or {}
     server = servers.get("sjc") if isinstance(servers, dict) else None
     if isinstance(server, dict) and (server.get("url") or server.get("command")):
-        headers = {str(k): os.path.expandvars(str(v)) for k, v in (server.get("headers") or {}).items()}
+        given = server.get("headers")
+        headers = {str(k): os.path.expandvars(str(v)) for k, v in (given if isinstance(given, dict) else {}).items()}
         out.append(
             _registered(
                 "claude-code",
@@ -194,7 +312,7 @@ def _claude_code(home: Path, env: dict[str, str]) -> list[Check]:
             Check(
                 OK if up else FAIL,
                 "claude-code",
-                f"proxy {base} {'listening' if up else 'not listening'}",
+                f"proxy {shown_url(base)} {'listening' if up else 'not listening'}",
                 None if up else f"sjc proxy --listen {urlparse(base).netloc}",
             )
         )
@@ -224,7 +342,7 @@ def _codex() -> list[Check]:
 
     out: list[Check] = []
     hooks_file = install.settings_path("codex", "user")
-    settings = json_object(hooks_file)
+    settings = host_json(hooks_file, out, "codex")
     if any(is_ours(h) for h in _hooks_in(settings)):
         out.append(Check(OK, "codex", f"hooks installed ({hooks_file})"))
         if codex_trust.untrusted(hooks_file, settings):
@@ -241,8 +359,9 @@ def _codex() -> list[Check]:
     else:
         out.append(Check(WARN, "codex", "hooks not installed", "sjc install codex --trust"))
     config_file = paths.codex_home() / "config.toml"
-    config = _toml(config_file)
-    server = (config.get("mcp_servers") or {}).get("sjc")
+    config = _toml(config_file, out, "codex")
+    servers = config.get("mcp_servers")
+    server = servers.get("sjc") if isinstance(servers, dict) else None
     if isinstance(server, dict) and server.get("url"):
         headers = {}
         token_var = server.get("bearer_token_env_var")
@@ -282,7 +401,7 @@ def _codex() -> list[Check]:
             Check(
                 OK if up else FAIL,
                 "codex",
-                f"proxy {base} {'listening' if up else 'not listening'}",
+                f"proxy {shown_url(base)} {'listening' if up else 'not listening'}",
                 None if up else f"sjc proxy --listen {urlparse(base).netloc}",
             )
         )
@@ -353,8 +472,8 @@ def _general(config_path: str | None) -> list[Check]:
             Check(
                 OK if up else FAIL,
                 "judge",
-                f"{judge.name} at {url} {'reachable' if up else 'unreachable'}",
-                None if up else f'start the server at {url}, or set judge = "lexical"',
+                f"{judge.name} at {shown_url(url)} {'reachable' if up else 'unreachable'}",
+                None if up else f'start the server at {shown_url(url)}, or set judge = "lexical"',
             )
         )
     else:

@@ -47,7 +47,8 @@ def install(
     if trust and host != "codex":
         raise InputError("--trust is for codex: Claude Code runs the hooks in its settings without a trust step")
     path = settings_path(host, scope)
-    before = settings_file.read_json(path)
+    text = settings_file.read_text(path)
+    before = settings_file.parse_json(text, path)
     after = merge(before, hook_block(host, command))
     trust_plan = codex_trust.plan_trust(path, after) if trust else None  # a config.toml it cannot edit: nothing written
     if after == before:
@@ -55,7 +56,7 @@ def install(
     elif dry_run:
         message = json.dumps(after, indent=2)
     else:
-        backup = settings_file.write_json(path, after)
+        backup = settings_file.write_json(path, after, settings_file.style_of(text))
         message = f"{path}: sjc hooks installed" + (f" (backup: {backup})" if backup else "")
     if host == "codex":
         if trust_plan is not None:
@@ -77,7 +78,8 @@ def uninstall(host: str, scope: str = "user", dry_run: bool = False) -> tuple[Pa
     if host == "openclaw":
         return openclaw.uninstall(dry_run)
     path = settings_path(host, scope)
-    before = settings_file.read_json(path)
+    text = settings_file.read_text(path)
+    before = settings_file.parse_json(text, path)
     after = remove(before)
     untrust_plan = codex_trust.plan_untrust(path, before, after) if host == "codex" else None
     lines = []
@@ -85,13 +87,17 @@ def uninstall(host: str, scope: str = "user", dry_run: bool = False) -> tuple[Pa
         lines.append(f"{path}: no sjc hooks found; nothing changed")
     elif dry_run:
         lines.append(json.dumps(after, indent=2))
-    elif not after:  # nothing but our hooks was there: leave no empty settings file behind
-        saved = settings_file.backup(path)
-        path.unlink()
-        lines.append(f"{path}: sjc hooks removed, file was otherwise empty and is gone (backup: {saved})")
     else:
-        backup = settings_file.write_json(path, after)
-        lines.append(f"{path}: sjc hooks removed (backup: {backup})")
+        # what the file was before sjc's install, byte for byte, when that is what is left now
+        found = settings_file.backup_holding(path, lambda old: settings_file.parse_json(old, path) == after)
+        if found is None and not after:  # sjc made this file for its hooks alone: leave no empty file behind
+            saved = settings_file.backup(path)
+            path.unlink()
+            lines.append(f"{path}: sjc hooks removed, file was otherwise empty and is gone (backup: {saved})")
+        else:
+            data = found if found is not None else settings_file.dump_json(after, settings_file.style_of(text)).encode()
+            backup = settings_file.write_bytes(path, data)
+            lines.append(f"{path}: sjc hooks removed (backup: {backup})")
     if untrust_plan is not None:
         untrusted = codex_trust.apply_untrust(untrust_plan, dry_run)
         if untrusted:
