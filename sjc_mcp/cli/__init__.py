@@ -115,7 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(module.run(args))
     except SJCError as exc:
-        print(f"sjc: error: {exc}", file=sys.stderr)
+        from sjc_mcp.terminal import clean
+
+        print(f"sjc: error: {clean(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
@@ -124,7 +126,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: one line, the traceback only on request
         if os.environ.get("SJC_DEBUG"):
             raise
-        print(f"sjc: internal error: {type(exc).__name__}: {exc} (set SJC_DEBUG=1 for a traceback)", file=sys.stderr)
+        from sjc_mcp.terminal import clean
+
+        print(
+            f"sjc: internal error: {type(exc).__name__}: {clean(exc)} (set SJC_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
         return 1
 
 

@@ -59,6 +59,7 @@ def judge_or_prune(args: argparse.Namespace, prune: bool) -> int:
     from sjc_mcp.errors import InputError
     from sjc_mcp.models import PruneResult
     from sjc_mcp.pipeline import judge_summary, prune_summary
+    from sjc_mcp.terminal import clean
 
     config = load_config(args.config)
     meta: dict[str, Any] = {}
@@ -105,14 +106,14 @@ def judge_or_prune(args: argparse.Namespace, prune: bool) -> int:
             **common,
         )
         if r.note:
-            print(f"sjc: nothing to judge at boundary {boundary.index}: {r.note}", file=sys.stderr)
+            print(f"sjc: nothing to judge at boundary {boundary.index}: {clean(r.note)}", file=sys.stderr)
             return 0
     else:
         fn = prune_summary if prune else judge_summary
         assert summary is not None
         r = fn(summary, sources, previous_summary=previous, task=task, log=True, **common)
     for warning in r.warnings:
-        print(f"sjc: {warning}", file=sys.stderr)
+        print(f"sjc: {clean(warning)}", file=sys.stderr)
     if isinstance(r, PruneResult):
         if args.json:
             out = {
@@ -148,11 +149,11 @@ def judge_or_prune(args: argparse.Namespace, prune: bool) -> int:
             for e in r.entries:
                 score = "  -  " if e.score is None else f"{e.score:.2f}"
                 first = _first_line(e.text)[:100]
-                print(f"{e.decision:8} {score}  [{e.section[:24]}] {first}")
+                print(f"{e.decision:8} {score}  [{clean(e.section[:24])}] {clean(first)}")
                 if e.reason:
-                    print(f"{'':15}{e.reason[:300]}")
+                    print(f"{'':15}{clean(e.reason[:300])}")
     for err in r.errors:
-        print(f"sjc: {err}", file=sys.stderr)
+        print(f"sjc: {clean(err)}", file=sys.stderr)
     return 0
 
 

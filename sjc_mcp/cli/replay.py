@@ -22,8 +22,10 @@ def run(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     out = replay(args.paths, config)
+    from sjc_mcp.terminal import clean
+
     for line in out["skipped"] + out["errors"]:
-        print(f"sjc: {line}", file=sys.stderr)
+        print(f"sjc: {clean(line)}", file=sys.stderr)
     print(
         f"replayed {out['boundaries']} compactions from {out['files']} files in shadow mode: "
         f"{out['would_prune']} entries would have been pruned; see `sjc audit` (log: {config.decision_log_path})"

@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from sjc_mcp.config import load_config
     from sjc_mcp.errors import InputError
     from sjc_mcp.models import as_dict
+    from sjc_mcp.terminal import clean
     from sjc_mcp.tools import relevance
 
     if args.tools_command not in ("judge", "prune"):
@@ -79,10 +80,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         for v in r.results:
             score = "-" if v.score is None else f"{v.score:.2f}"
-            note = f"  {v.note}" if v.note else ""
+            note = f"  {clean(v.note)}" if v.note else ""
             sizes = f"{v.chars_before:>8} -> {v.chars_after:>8} chars"
-            print(f"{v.decision:9} {score:>5}  {v.tool or '?':12} {sizes}{note}")
+            print(f"{v.decision:9} {score:>5}  {clean(v.tool or '?'):12} {sizes}{note}")
         print(f"{r.status}: tool-result characters {r.chars_before} -> {r.chars_after}", file=sys.stderr)
     for err in r.errors:
-        print(f"sjc: {err}", file=sys.stderr)
+        print(f"sjc: {clean(err)}", file=sys.stderr)
     return 0

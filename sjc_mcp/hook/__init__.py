@@ -146,8 +146,10 @@ def run_hook(host: str, stdin_text: str, config_path: str | None = None) -> str:
     except BaseException as exc:  # the host's session must never break because of us
         if isinstance(exc, KeyboardInterrupt):
             return ""
+        from sjc_mcp.terminal import clean
+
         message = f"{type(exc).__name__}: {exc}" if not isinstance(exc, _Budget) else str(exc)
-        print(f"sjc hook: {message}; the summary is left as the host wrote it", file=sys.stderr)
+        print(f"sjc hook: {clean(message)}; the summary is left as the host wrote it", file=sys.stderr)
         try:
             _log_fault(config, host, payload, "timeout" if isinstance(exc, _Budget) else "error", message)
         except Exception as log_exc:

@@ -150,7 +150,9 @@ class HookBase:
         pruned = [{"section": e.section, "text": e.text} for e in r.entries if e.decision == "prune"]
         incomplete = bool(getattr(r, "incomplete_span", False))
         for warning in getattr(r, "warnings", None) or []:
-            print(f"sjc hook: {warning}", file=sys.stderr)
+            from sjc_mcp.terminal import clean
+
+            print(f"sjc hook: {clean(warning)}", file=sys.stderr)
         return {
             "key": summary_key(summary),
             "pruned": pruned,
