@@ -28,9 +28,11 @@ def _whose(st: os.stat_result) -> str:
     return f"owned by uid {st.st_uid}"
 
 
-def folder_problem(folder: str | os.PathLike[str]) -> str | None:
+def folder_problem(folder: str | os.PathLike[str], link_ok: bool = True) -> str | None:
     """Why ``folder`` is no place for sjc's own files (missing, not a folder, another's, writable by others,
-    or under such a folder), or None when it is."""
+    or under such a folder; with ``link_ok`` False, a link), or None when it is."""
+    if not link_ok and os.path.islink(folder):
+        return f"{folder} is a link (sjc keeps these files only in a folder of its own, never through a link)"
     try:
         real = Path(os.path.realpath(folder))
         st = os.stat(real)
@@ -56,11 +58,11 @@ def folder_problem(folder: str | os.PathLike[str]) -> str | None:
     return None
 
 
-def ensure_folder(folder: str | os.PathLike[str]) -> Path:
+def ensure_folder(folder: str | os.PathLike[str], link_ok: bool = True) -> Path:
     """``folder``, created (mode 0700) if missing; an ``OSError`` when it is no place for sjc's files."""
     p = Path(folder)
     p.mkdir(parents=True, exist_ok=True, mode=0o700)
-    problem = folder_problem(p)
+    problem = folder_problem(p, link_ok)
     if problem is not None:
         raise OSError(errno.EPERM, f"not using {problem}")
     return p
@@ -93,10 +95,10 @@ def open_own(path: str | os.PathLike[str], flags: int = os.O_RDONLY, mode: int =
     return fd
 
 
-def read_own(path: str | os.PathLike[str], limit: int = 64 << 20) -> bytes | None:
+def read_own(path: str | os.PathLike[str], limit: int = 64 << 20, link_ok: bool = True) -> bytes | None:
     """The bytes of one of sjc's own files, or None when it is missing, not trustworthy (``open_own``) or
     in a folder that is not (``folder_problem``), or larger than ``limit``."""
-    if folder_problem(Path(path).parent) is not None:
+    if folder_problem(Path(path).parent, link_ok) is not None:
         return None
     try:
         fd = open_own(path)

@@ -69,7 +69,7 @@ def write_atomic(path: Path, text: str) -> None:
     folder of sjc's own (``private.ensure_folder``), else an ``OSError``."""
     from sjc_mcp.private import ensure_folder, open_own
 
-    ensure_folder(path.parent)
+    ensure_folder(path.parent, link_ok=False)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     with contextlib.suppress(FileNotFoundError):
         os.unlink(tmp)  # one a killed run of the same pid left
@@ -89,7 +89,7 @@ def json_object(path: Path) -> dict[str, Any]:
     trusted (``private.read_own``) or not an object."""
     from sjc_mcp.private import read_own
 
-    raw = read_own(path)
+    raw = read_own(path, link_ok=False)
     if raw is None:
         return {}
     try:
@@ -131,7 +131,7 @@ def sweep(folder: Path, keep_s: float = KEEP_DAYS * 86400, every_s: float = 8640
 def _sweep_at(dfd: int, folder: Path, keep_s: float, every_s: float) -> int:
     from sjc_mcp.private import UID, folder_problem
 
-    if not os.path.samestat(os.fstat(dfd), os.lstat(folder)) or folder_problem(folder) is not None:
+    if not os.path.samestat(os.fstat(dfd), os.lstat(folder)) or folder_problem(folder, link_ok=False) is not None:
         return 0
     now = time.time()
     nofollow = getattr(os, "O_NOFOLLOW", 0)
@@ -164,6 +164,12 @@ class SessionState:
     def of(cls, session_id: str) -> SessionState:
         return cls(sessions_dir(), session_id)
 
+    def _trusted(self) -> bool:
+        """Whether the folder is sjc's own (``private.folder_problem``): nothing in another is renamed or removed."""
+        from sjc_mcp.private import folder_problem
+
+        return folder_problem(self.folder, link_ok=False) is None
+
     def read(self) -> dict[str, Any]:
         return json_object(self.path)
 
@@ -171,7 +177,7 @@ class SessionState:
     def update(self) -> Iterator[dict[str, Any]]:
         from sjc_mcp.private import ensure_folder, open_own
 
-        ensure_folder(self.path.parent)
+        ensure_folder(self.path.parent, link_ok=False)
         lock = open_own(self.path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
         try:
             if fcntl is not None:
@@ -197,6 +203,8 @@ class SessionState:
         write_atomic(self.recent_path, json.dumps(data, ensure_ascii=False))
 
     def drop_recent(self) -> None:
+        if not self._trusted():
+            return
         with contextlib.suppress(OSError):
             self.recent_path.unlink()
 
@@ -232,6 +240,8 @@ class SessionState:
     def take_note(self) -> dict[str, Any] | None:
         """The waiting note, taken: no other caller gets it. None when there is none."""
         claimed = self.note_path.with_name(f".{self.note_path.name}.taken{os.getpid()}")
+        if not self._trusted():
+            return None
         try:
             os.rename(self.note_path, claimed)
         except OSError:
