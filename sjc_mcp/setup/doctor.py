@@ -61,22 +61,21 @@ _SECRET_PARAM = re.compile(r"((?:^|&)[^=&]*(?:key|token|secret|passw|pwd|sig|aut
 
 
 def shown_url(url: str) -> str:
-    """``url`` as it may be printed: no password, no secret in its query (``redact``)."""
+    """``url`` as it may be printed: no password, no secret in its query, nothing else ``redact`` finds."""
     from urllib.parse import urlsplit, urlunsplit
 
     from sjc_mcp.redact import redact
 
-    url = redact(url)[0]
     try:
         u = urlsplit(url)
-        if u.password is not None and not u.password.startswith("[REDACTED"):
+        if u.password is not None:
             u = u._replace(netloc=f"{u.username}:[REDACTED:url-password]@{u.netloc.rsplit('@', 1)[1]}")
         if u.query:  # ?api_key=…, ?token=…, ?sig=…
             u = u._replace(query=_SECRET_PARAM.sub(r"\1[REDACTED:url-param]", u.query))
         url = urlunsplit(u)
     except ValueError:
         pass
-    return url
+    return redact(url)[0]
 
 
 def host_file(path: Path, problems: list[Check], scope: str) -> str | None:

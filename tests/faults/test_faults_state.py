@@ -214,7 +214,11 @@ def test_a_decision_log_sjc_cannot_trust_is_left_alone_and_the_summary_comes_bac
     size = log.stat().st_size if how not in ("fifo", "link-to-a-device") else None
     env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "SJC_DECISION_LOG": str(log)}
     r = subprocess.run(
-        [sjc_exe(), "prune", "--summary", str(EXAMPLE)], capture_output=True, text=True, timeout=60, env=env
+        [sjc_exe(), "prune", "--summary", str(EXAMPLE), "--no-evidence"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
     )
     assert r.returncode == 0 and r.stdout.startswith("This session is being continued")
     assert "could not write the decision log" in r.stderr and "Traceback" not in r.stderr
@@ -226,7 +230,11 @@ def test_a_decision_log_sjc_cannot_trust_is_left_alone_and_the_summary_comes_bac
 def test_the_log_and_state_folders_sjc_creates_are_private(tmp_path):
     env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     r = subprocess.run(
-        [sjc_exe(), "prune", "--summary", str(EXAMPLE)], capture_output=True, text=True, timeout=60, env=env
+        [sjc_exe(), "prune", "--summary", str(EXAMPLE), "--no-evidence"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
     )
     assert r.returncode == 0, r.stderr
     state = tmp_path / ".local" / "state" / "sjc"
@@ -270,7 +278,7 @@ def test_nothing_in_the_user_cache_can_hold_or_steer_sjc(how, tmp_path, monkeypa
     outs = []
     for h in (home, clean_home):
         r = subprocess.run(
-            [sjc_exe(), "prune", "--summary", str(EXAMPLE)],
+            [sjc_exe(), "prune", "--summary", str(EXAMPLE), "--no-evidence"],
             capture_output=True,
             text=True,
             timeout=60,
