@@ -21,7 +21,11 @@ def _visible(m: re.Match[str]) -> str:
     return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
 
 
-def clean(x: Any) -> str:
-    """``x`` as text with every control character made visible (None is "")."""
+_CONTROL_BUT_LINES = re.compile(_CONTROL.pattern.replace("\x00-\x1f", "\x00-\x08\x0b-\x1f"))
+
+
+def clean(x: Any, keep_lines: bool = False) -> str:
+    """``x`` as text with every control character made visible (None is ""); with ``keep_lines``, line
+    feeds and tabs stay (text shown whole, in a ``<pre>``)."""
     s = "" if x is None else str(x)
-    return _CONTROL.sub(_visible, s)
+    return (_CONTROL_BUT_LINES if keep_lines else _CONTROL).sub(_visible, s)

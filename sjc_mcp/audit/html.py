@@ -39,8 +39,10 @@ KIND_LABEL = {
 
 
 def esc(x: Any) -> str:
-    """Any logged value as HTML text."""
-    return html.escape("" if x is None else str(x), quote=False)
+    """Any logged value as HTML text, control characters made visible (lines kept)."""
+    from sjc_mcp.terminal import clean
+
+    return html.escape(clean(x, keep_lines=True), quote=False)
 
 
 def attr(x: Any) -> str:
