@@ -22,6 +22,8 @@ def transcript_files(paths: Sequence[str]) -> list[Path]:
             out += sorted(p.rglob("openclaw-agent.sqlite"))  # OpenClaw's transcripts, a database per agent
         elif p.is_file():
             out.append(p)
+        elif p.exists():
+            raise InputError(f"transcript {p} is not a regular file (a FIFO, socket or device)")
         else:
             raise InputError(f"no such transcript file or folder: {p}")
     return out

@@ -144,7 +144,7 @@ def _judge_in_background(payload: dict[str, Any], config_path: str | None) -> st
     recent = state.read_recent()  # taken now: the next events write what comes after the compaction
     state.drop_recent()
     size = None
-    with contextlib.suppress(OSError, TypeError):
+    with contextlib.suppress(OSError, TypeError, KeyError):
         size = os.path.getsize(str(payload["transcript_path"]))
     job = {**payload, NOW: True, RECENT: recent, SIZE: size}
     marker = state.judging_path()

@@ -501,10 +501,18 @@ def run(config_path: str | None = None, env: dict[str, str] | None = None) -> tu
     home = Path.home()
     checks: list[Check] = []
     found = False
-    if (home / ".claude").is_dir() or shutil.which("claude"):
+
+    def is_dir(p: Path) -> bool:  # a folder on the way without search permission is a problem, not a crash
+        try:
+            return p.is_dir()
+        except OSError as exc:
+            checks.append(Check(FAIL, "home", f"{p} cannot be checked: {exc.strerror or exc}"))
+            return False
+
+    if is_dir(home / ".claude") or shutil.which("claude"):
         found = True
         checks += _claude_code(home, env)
-    if paths.codex_home().is_dir() or shutil.which("codex"):
+    if is_dir(paths.codex_home()) or shutil.which("codex"):
         found = True
         checks += _codex()
     if paths.gemini_dir().is_dir() or shutil.which("gemini"):

@@ -110,3 +110,72 @@ def test_a_proxy_judgment_past_its_budget_logs_nothing_later(tmp_path):
     finally:
         proxy.stop()
         upstream.close()
+
+
+def _hook_with_stdin_held_open(tmp_path, data: bytes, wait: float) -> tuple[int | None, str, str]:
+    """``sjc-hook claude-code`` handed ``data`` on a stdin the host never closes; (exit code or None if it
+    had not ended after ``wait`` seconds, stdout, stderr)."""
+    import json  # noqa: F401 - the payloads are built by the callers
+    import os
+    import subprocess
+
+    from tests.conftest import sjc_exe
+
+    env = {**os.environ, "HOME": str(tmp_path), "SJC_DECISION_LOG": str(tmp_path / "log.jsonl")}
+    proc = subprocess.Popen(
+        [sjc_exe("sjc-hook"), "claude-code"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(data)
+    proc.stdin.flush()  # and never closed while the hook runs
+    try:
+        code = proc.wait(timeout=wait)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        code = None
+    finally:
+        out, err = proc.communicate()
+        proc.stdin.close()
+    return code, out.decode(), err.decode()
+
+
+@pytest.mark.slow
+def test_a_hook_whose_stdin_is_never_closed_acts_on_the_whole_payload(tmp_path):
+    """The host writes the payload and keeps stdin open: the hook does not wait for the end of a stream
+    that never comes; it acts on the payload and ends."""
+    import json
+
+    from tests.hosts.test_hosts import small_cc
+
+    payload = {
+        "hook_event_name": "PostCompact",
+        "session_id": "s",
+        "transcript_path": str(small_cc(tmp_path)),
+        "compact_summary": "## Pending Tasks\n- Publish 2.0\n",
+    }
+    code, out, err = _hook_with_stdin_held_open(tmp_path, json.dumps(payload).encode(), wait=60)
+    assert code == 0, err
+    assert out.startswith("sjc: "), out + err  # PostCompact's line for the user: the payload was read
+
+
+@pytest.mark.slow
+def test_a_hook_whose_payload_never_ends_stops_waiting_within_its_budget(tmp_path):
+    """Half a payload and a stdin never closed: the hook stops waiting at the default time budget, leaves
+    the summary as it was (nothing on stdout), exits 0, and says why on stderr and in the log."""
+    import json
+
+    from sjc_mcp.config import HookConfig
+
+    budget = HookConfig().time_budget_s
+    code, out, err = _hook_with_stdin_held_open(
+        tmp_path, b'{"hook_event_name": "PostCompact", "session_id', wait=budget * 3
+    )
+    assert code == 0, "the hook outlived three times its budget"
+    assert out == ""
+    assert "cannot read the payload on stdin" in err and "summary is left as the host wrote it" in err
+    records = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in records] == ["timeout"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -149,3 +150,145 @@ def test_a_read_only_log_folder_still_gives_the_summary_and_says_why(tmp_path):
     )
     assert r.returncode == 0 and r.stdout.startswith("This session is being continued")
     assert "could not write the decision log" in r.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["fifo", "/dev/zero", "folder", "/dev/null"])
+@pytest.mark.parametrize(
+    "command", [("prune",), ("judge",), ("tools", "judge"), ("replay",)], ids=["prune", "judge", "tools", "replay"]
+)
+def test_a_transcript_that_is_not_a_regular_file_is_refused_at_once(command, target, tmp_path):
+    if target == "fifo":
+        path = tmp_path / "session.jsonl"
+        os.mkfifo(path)
+    elif target == "folder":
+        path = tmp_path / "folder.jsonl"
+        path.mkdir()
+        os.mkfifo(path / "inside.jsonl")  # replay reads a folder's files: the FIFO in it is refused too
+    else:
+        path = target
+    args = [str(path)] if command == ("replay",) else ["--transcript", str(path)]
+    r = run(*command, *args, home=tmp_path, timeout=20)  # a hang fails by the timeout
+    assert "Traceback" not in r.stderr and "internal error" not in r.stderr
+    if command == ("replay",) and target == "folder":  # a folder's FIFO is passed over
+        assert r.returncode == 0 and "replayed 0 compactions from 0 files" in r.stdout, r.stdout + r.stderr
+    else:
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert "regular file" in r.stderr or "folder" in r.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("prune", "--no-evidence", "--summary", str(ROOT_EX / "summary.md")),
+        ("audit",),
+        ("doctor",),
+        ("install", "claude-code"),
+    ],
+    ids=["prune", "audit", "doctor", "install"],
+)
+def test_a_closed_stdout_is_one_line_and_exit_2_and_nothing_is_done(command, tmp_path):
+    """``sjc prune >&-``: the result could go nowhere, so nothing is done; said in one line on stderr."""
+    (tmp_path / ".claude").mkdir()
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    r = subprocess.run(
+        [sjc_exe(), *command],
+        stdout=None,
+        capture_output=False,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=30,
+        env=env,
+        close_fds=True,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip() == f"sjc: error: standard output is closed: sjc {command[0]} prints its result there"
+    assert not (tmp_path / ".claude" / "settings.json").exists()
+    assert not (tmp_path / ".local").exists()
+
+
+@pytest.mark.slow
+def test_closed_stdin_and_stderr_never_mix_into_the_result(tmp_path):
+    """``sjc prune <&-``: no summary, one line; ``sjc prune 2>&-``: the summary alone on stdout (the lines
+    meant for stderr go nowhere, not into the result)."""
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    r = subprocess.run(
+        [sjc_exe(), "prune", "--no-evidence"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+        preexec_fn=lambda: os.close(0),
+    )
+    assert r.returncode == 2 and "the summary is empty" in r.stderr and "Traceback" not in r.stderr
+    config = tmp_path / "c.toml"
+    config.write_text("max_prune_share = 1.0\n")
+    summary = (ROOT_EX / "summary.md").read_text()
+    r = subprocess.run(
+        [sjc_exe(), "prune", "--no-evidence", "--summary", str(ROOT_EX / "summary.md"), "--config", str(config)],
+        stdout=subprocess.PIPE,
+        timeout=30,
+        env=env,
+        preexec_fn=lambda: os.close(2),
+    )
+    out = r.stdout.decode()
+    assert r.returncode == 0 and "sjc:" not in out and "removed" not in out
+    assert set(out.splitlines(keepends=True)) <= set(summary.splitlines(keepends=True))
+
+
+def _drop_search_permission() -> list[str] | None:
+    """A command prefix under which a folder without search permission cannot be entered: as a user, none;
+    as root, root without the capabilities that bypass file permissions (setpriv). None when neither works."""
+    if os.getuid() != 0:
+        return []
+    import shutil
+
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None
+    probe = subprocess.run([setpriv, "--bounding-set=-dac_override,-dac_read_search", "true"], capture_output=True)
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--"] if probe.returncode == 0 else None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["prune", "hook", "audit", "doctor"])
+def test_a_home_under_an_unsearchable_folder(command, tmp_path):
+    """HOME under a folder without search permission: every path sjc keeps there (config, kill switch,
+    log, state) cannot even be checked. ``sjc prune`` and ``sjc audit`` say so in one line (exit 2), the hook
+    leaves the summary and exits 0, doctor reports and ends."""
+    prefix = _drop_search_permission()
+    if prefix is None:
+        pytest.skip("running as root without setpriv: root searches every folder")
+    locked = tmp_path / "locked"
+    (locked / "home").mkdir(parents=True)
+    locked.chmod(0)
+    try:
+        env = {"HOME": str(locked / "home"), "PATH": "/usr/bin:/bin"}
+        stdin = None
+        if command == "prune":
+            args = ["prune", "--no-evidence", "--summary", str(ROOT_EX / "summary.md")]
+        elif command == "hook":
+            args = ["hook", "claude-code"]
+            stdin = json.dumps(
+                {
+                    "hook_event_name": "PostCompact",
+                    "session_id": "s",
+                    "compact_summary": "## Pending Tasks\n- Publish 2.0\n",
+                }
+            )
+        else:
+            args = [command]
+        r = subprocess.run(
+            [*prefix, sjc_exe(), *args], input=stdin, capture_output=True, text=True, timeout=60, env=env
+        )
+    finally:
+        locked.chmod(0o700)
+    assert "Traceback" not in r.stderr and "internal error" not in r.stderr
+    if command == "hook":
+        assert r.returncode == 0 and r.stdout == ""
+    elif command == "doctor":
+        assert r.returncode == 1 and "Permission denied" in r.stdout
+    else:
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Permission denied" in r.stderr

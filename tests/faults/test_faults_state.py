@@ -184,6 +184,7 @@ def test_a_note_anyone_else_could_have_written_never_reaches_the_model(how, tmp_
         assert r.stdout == "", r.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "how",
     [
@@ -227,6 +228,7 @@ def test_a_decision_log_sjc_cannot_trust_is_left_alone_and_the_summary_comes_bac
     assert not (folder / "decisions.jsonl.anchor").exists()
 
 
+@pytest.mark.slow
 def test_the_log_and_state_folders_sjc_creates_are_private(tmp_path):
     env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     r = subprocess.run(

@@ -92,6 +92,7 @@ def test_a_session_id_with_control_characters_is_escaped_on_stderr_and_in_the_au
     assert a.returncode == 0 and "\x1b" not in html.read_text()
 
 
+@pytest.mark.slow
 def test_entry_text_and_sections_with_control_characters_are_escaped_by_judge_and_prune(tmp_path):
     summary = (
         "## Pending Tasks\x1b[8m\n"
