@@ -278,3 +278,89 @@ def test_the_decision_log_keeps_no_secret_of_an_entry_or_its_quote(tmp_path):
     text = log.read_text()
     assert token not in text and "REDACTED" in text
     assert stat.S_IMODE(log.stat().st_mode) == 0o600
+
+
+def _transcript_with_keys(tmp_path):
+    """A Claude Code transcript whose tool results are a GCP service-account file and a 4096-bit RSA key
+    (3.2 KB: past the first chunk of its passage), compacted by a summary whose entries ask about both."""
+    from tests.hosts.test_hosts import _write, cc_record
+
+    summary = (
+        "This session is being continued from a previous conversation.\n\nSummary:\n"
+        "1. Primary Request and Intent:\n   - rotate the orders-prod service account key and the deploy key\n\n"
+        "2. Key Technical Concepts:\n   - service-account.json holds private_key for ci@orders-prod.iam.gserviceaccount.com\n"
+        "   - cat ~/.ssh/deploy_rsa printed the BEGIN RSA PRIVATE KEY block through END RSA PRIVATE KEY\n\n"
+        "7. Pending Tasks:\n   - Publish the new key to every customer\n"
+    )
+    records = [
+        cc_record("u1", None, "user", "rotate the service account key and the deploy key", ts="2026-01-01T00:00:01Z"),
+        cc_record(
+            "a1",
+            "u1",
+            "assistant",
+            [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "service-account.json"}}],
+        ),
+        cc_record("r1", "a1", "user", [{"type": "tool_result", "tool_use_id": "t1", "content": GCP}]),
+        cc_record(
+            "a2",
+            "r1",
+            "assistant",
+            [{"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "cat ~/.ssh/deploy_rsa"}}],
+        ),
+        cc_record("r2", "a2", "user", [{"type": "tool_result", "tool_use_id": "t2", "content": RSA_4096}]),
+        {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "uuid": "B0",
+            "parentUuid": None,
+            "logicalParentUuid": "r2",
+            "sessionId": "S",
+            "timestamp": "2026-01-01T00:01:00Z",
+        },
+        cc_record("S0", "B0", "user", summary, isCompactSummary=True),
+    ]
+    return _write(tmp_path / "session.jsonl", records)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["chat", "messages", "systemone"])
+@pytest.mark.parametrize("command", [("judge", "--json"), ("tools", "judge")], ids=["judge", "tools"])
+def test_no_long_key_reaches_a_judge_from_a_transcript(command, kind, tmp_path):
+    """As the user runs it: ``sjc judge`` / ``sjc tools judge`` on a transcript holding a GCP service-account
+    file and a 3.2 KB PEM key, with a model judge on 127.0.0.1: the requests hold neither key, whole or in
+    part, however the texts were cut into passages and chunks."""
+    import os
+    import subprocess
+
+    from tests.conftest import sjc_exe
+    from tests.fakes import FakeAPI
+
+    judge = {"chat": "openai", "messages": "anthropic", "systemone": "jev"}[kind]
+    if command[0] == "tools" and judge != "openai":
+        pytest.skip("tool-result relevance is judged by the lexical or the openai judge")
+    api = FakeAPI(kind)
+    try:
+        config = tmp_path / "c.toml"
+        config.write_text(
+            f'judge = "{judge}"\n[{judge}]\nbase_url = "{api.url}"\nmax_retries = 0\n'
+            "[tools]\nkeep_recent_turns = 0\njudge_chars = 100000\n"  # every result a candidate, sent whole
+        )
+        env = {
+            **os.environ,
+            "HOME": str(tmp_path),
+            "SJC_CONFIG": str(config),
+            "SJC_DECISION_LOG": str(tmp_path / "log"),
+        }
+        path = _transcript_with_keys(tmp_path)
+        r = subprocess.run(
+            [sjc_exe(), *command, "--transcript", str(path)], capture_output=True, text=True, env=env, timeout=120
+        )
+        assert r.returncode == 0, r.stderr
+        bodies = json.dumps([q["body"] for q in api.requests])
+        assert api.requests and "[REDACTED" in bodies
+        rows = [row for row in RSA_4096.splitlines() if "PRIVATE KEY" not in row and len(row) >= 40]
+        key_rows = [GCP_KEY[i : i + 40] for i in range(0, len(GCP_KEY) - 40, 40)]
+        leaked = [row for row in rows + key_rows if row in bodies or json.dumps(row)[1:-1] in bodies]
+        assert leaked == [], f"{len(leaked)} pieces of the keys reached the judge"
+    finally:
+        api.close()
