@@ -44,10 +44,9 @@ def _parse_since(since: str | None) -> str | None:
 
 def read_log(path: Path, session: str | None = None, since: str | None = None) -> tuple[list[dict], list[str]]:
     """Records (filtered), and one message per corrupt line."""
-    if not path.exists():
-        raise InputError(f"no decision log at {path}")
-    if path.is_dir():
-        raise InputError(f"{path} is a folder, not a decision log")
+    problem = decision_log.regular_file_problem(path)
+    if problem is not None:
+        raise InputError(problem)
     records, corrupt = [], []
     cutoff = _parse_since(since)
     for n, rec, raw in decision_log.read(path):

@@ -25,6 +25,7 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -57,7 +58,12 @@ def anchor_path(path: str | os.PathLike[str]) -> Path:
 def read_anchor(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The anchor beside the log: ``{"records": n, "hash": last}``, or None if absent or unreadable."""
     try:
-        data = json.loads(anchor_path(path).read_text(encoding="utf-8"))
+        fd = os.open(anchor_path(path), os.O_RDONLY | os.O_NONBLOCK)  # a FIFO in its place is not waited on
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            os.set_blocking(fd, True)
+            data = json.loads(fh.read(1 << 16))
     except (OSError, ValueError):
         return None
     if isinstance(data, dict) and isinstance(data.get("records"), int) and isinstance(data.get("hash"), str):
@@ -263,8 +269,24 @@ def append_status(path: str | os.PathLike[str], status: str, errors: list[str], 
         print(f"sjc: could not write the decision log {path}: {exc}", file=sys.stderr)
 
 
+def regular_file_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` cannot be read as a log (missing, a folder, a FIFO or device), or None."""
+    try:
+        st = os.stat(Path(path).expanduser())
+    except FileNotFoundError:
+        return f"no decision log at {path}"
+    except OSError as exc:
+        return f"cannot read the decision log {path}: {exc.strerror or exc}"
+    if stat.S_ISDIR(st.st_mode):
+        return f"{path} is a folder, not a decision log"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{path} is not a regular file (a FIFO, socket or device), not a decision log"
+    return None
+
+
 def read(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any] | None, str]]:
-    """Yield ``(line number, record or None if corrupt, raw line)`` for every line of the log."""
+    """Yield ``(line number, record or None if corrupt, raw line)`` for every line of the log (a regular
+    file: see ``regular_file_problem``)."""
     p = Path(path).expanduser()
     fast = _fast_loads()
     with p.open("r", encoding="utf-8", errors="replace") as fh:

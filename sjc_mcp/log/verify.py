@@ -30,10 +30,9 @@ def _hash_matches(rec: dict[str, Any], raw: str) -> bool:
 def verify(path: Path) -> tuple[int, list[str], list[str]]:
     """Check the hash chain and the anchor: every record unaltered, none removed, none reordered, none
     cut from the end. ``(records, problems, notes)``; notes do not make the log incomplete."""
-    if not path.exists():
-        raise InputError(f"no decision log at {path}")
-    if path.is_dir():
-        raise InputError(f"{path} is a folder, not a decision log")
+    problem = decision_log.regular_file_problem(path)
+    if problem is not None:
+        raise InputError(problem)
     # the anchor before the log: a writer appends the line, then moves the anchor, so every record an
     # anchor read now names is already in the file (one appended meanwhile is reported as a note)
     anchor = decision_log.read_anchor(path)

@@ -6,6 +6,7 @@ import json
 import os
 import socket
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -292,3 +293,29 @@ def test_a_home_under_an_unsearchable_folder(command, tmp_path):
         assert r.returncode == 1 and "Permission denied" in r.stdout
     else:
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Permission denied" in r.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["fifo", "/dev/zero", "anchor-fifo"])
+@pytest.mark.parametrize("view", [[], ["--json"], ["--verify"]], ids=["terminal", "json", "verify"])
+def test_audit_of_a_log_that_is_not_a_regular_file_is_one_line(view, target, tmp_path):
+    log = tmp_path / "decisions.jsonl"
+    if target == "fifo":
+        os.mkfifo(log)
+    elif target == "anchor-fifo":  # a whole log, and a FIFO where its anchor goes: reported, not waited on
+        subprocess.run(
+            [sjc_exe(), "prune", "--no-evidence", "--summary", str(ROOT_EX / "summary.md")],
+            capture_output=True,
+            timeout=60,
+            env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "SJC_DECISION_LOG": str(log)},
+        )
+        (tmp_path / "decisions.jsonl.anchor").unlink()
+        os.mkfifo(tmp_path / "decisions.jsonl.anchor")
+    else:
+        log = Path(target)
+    r = run("audit", "--log", str(log), *view, home=tmp_path, timeout=20)  # a hang fails by the timeout
+    assert "Traceback" not in r.stderr and "internal error" not in r.stderr
+    if target == "anchor-fifo":
+        assert r.returncode in (0, 1) and r.stdout
+    else:
+        assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "not a regular file" in r.stderr
