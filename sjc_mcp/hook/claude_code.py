@@ -174,10 +174,10 @@ def _written_since(path: Path, size: int) -> bool:
 def judge_now(marker: Path) -> None:
     """The background judgment: the hook's full run over the payload in ``marker``, then the marker goes."""
     from sjc_mcp.hook import run_hook
-    from sjc_mcp.hook.state import json_object
+    from sjc_mcp.hook.state import own_json
 
     try:
-        job = json_object(marker)  # {} unless it is one of sjc's own files (``private.read_own``)
+        job = own_json(marker)  # {} unless it is one of sjc's own files (``private.read_own``)
         run_hook("claude-code", json.dumps(job["payload"]), job.get("config"))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"sjc hook: cannot judge {marker}: {exc}", file=sys.stderr)

@@ -84,19 +84,37 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def json_object(path: Path) -> dict[str, Any]:
-    """The JSON object in ``path``, one of sjc's own files; {} when it is missing, unreadable, not to be
-    trusted (``private.read_own``) or not an object."""
-    from sjc_mcp.private import read_own
-
-    raw = read_own(path, link_ok=False)
-    if raw is None:
-        return {}
+def _object(raw: bytes | None) -> dict[str, Any]:
     try:
-        data = json.loads(raw)
+        data = json.loads(raw) if raw is not None else None
     except (ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def own_json(path: Path) -> dict[str, Any]:
+    """The JSON object in ``path``, one of sjc's own files; {} when it is missing, unreadable, not to be
+    trusted (``private.read_own``: another user's, writable by others, a FIFO) or not an object."""
+    from sjc_mcp.private import read_own
+
+    return _object(read_own(path, link_ok=False))
+
+
+def json_object(path: Path) -> dict[str, Any]:
+    """The JSON object in any file (a host's settings); {} when it is missing, unreadable, not a regular
+    file (a FIFO is not waited on) or not an object."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return {}
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return {}
+            os.set_blocking(fd, True)
+            return _object(fh.read(64 << 20))
+    except OSError:
+        return {}
 
 
 KEEP_DAYS = 30
@@ -171,7 +189,7 @@ class SessionState:
         return folder_problem(self.folder, link_ok=False) is None
 
     def read(self) -> dict[str, Any]:
-        return json_object(self.path)
+        return own_json(self.path)
 
     @contextlib.contextmanager
     def update(self) -> Iterator[dict[str, Any]]:
@@ -194,7 +212,7 @@ class SessionState:
         return self.folder / f"{self.name}.recent.json"
 
     def read_recent(self) -> dict[str, Any]:
-        return json_object(self.recent_path)
+        return own_json(self.recent_path)
 
     def write_recent(self, key: str, value: Any) -> None:
         """Set one key of the recent file (last writer wins; a lost race only loses a hint)."""
@@ -247,7 +265,7 @@ class SessionState:
         except OSError:
             return None
         try:
-            data = json_object(claimed)
+            data = own_json(claimed)
             return data if isinstance(data.get("text"), str) else None
         finally:
             with contextlib.suppress(OSError):

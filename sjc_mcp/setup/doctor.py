@@ -515,12 +515,12 @@ def run(config_path: str | None = None, env: dict[str, str] | None = None) -> tu
     if is_dir(paths.codex_home()) or shutil.which("codex"):
         found = True
         checks += _codex()
-    if paths.gemini_dir().is_dir() or shutil.which("gemini"):
+    if is_dir(paths.gemini_dir()) or shutil.which("gemini"):
         from sjc_mcp.setup import gemini
 
         found = True
         checks += gemini.doctor_checks(env)
-    if paths.hermes_home().is_dir() or shutil.which("hermes"):
+    if is_dir(paths.hermes_home()) or shutil.which("hermes"):
         from sjc_mcp.setup import hermes
 
         found = True
