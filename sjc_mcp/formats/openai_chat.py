@@ -37,7 +37,8 @@ def message_items(m: dict[str, Any]) -> list[tuple[Item, int | None]]:
         out.append((Item(role=role, content=text), None))
     calls = m.get("tool_calls")
     for ti, tc in enumerate(calls if isinstance(calls, list) else []):
-        fn = (tc.get("function") if isinstance(tc, dict) else None) or {}
+        fn = tc.get("function") if isinstance(tc, dict) else None
+        fn = fn if isinstance(fn, dict) else {}
         args = fn.get("arguments", "")
         out.append(
             (
@@ -45,7 +46,7 @@ def message_items(m: dict[str, Any]) -> list[tuple[Item, int | None]]:
                     role="tool_call",
                     content=args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
                     name=_str(fn.get("name")),
-                    call_id=_str(tc.get("id")),
+                    call_id=_str(tc.get("id")) if isinstance(tc, dict) else None,
                 ),
                 ti,
             )

@@ -158,7 +158,8 @@ def _items(m: dict[str, Any]) -> list[Item]:
     if kind is None:
         return []  # info, error: the CLI's own lines
     out = [it for it, _ in wire.content_items(m.get("content", m.get("parts")), kind) if _meaning(it) is not None]
-    for tc in m.get("toolCalls") or [] if kind == "model" else []:
+    calls = m.get("toolCalls") if kind == "model" else None
+    for tc in calls if isinstance(calls, list) else []:  # a damaged record's calls read as none
         if not isinstance(tc, dict):
             continue
         cid = tc.get("id") if isinstance(tc.get("id"), str) else None

@@ -246,7 +246,12 @@ def _connect(p: Path) -> sqlite3.Connection:
 
 def _rows(con: sqlite3.Connection, sql: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
     con.row_factory = sqlite3.Row
-    return [dict(r) for r in con.execute(sql, args)]
+    rows = [dict(r) for r in con.execute(sql, args)]
+    for r in rows:  # a blob where text belongs (a damaged row) reads as its text
+        for k, v in r.items():
+            if isinstance(v, bytes):
+                r[k] = v.decode("utf-8", "replace")
+    return rows
 
 
 def _chain(con: sqlite3.Connection, session: str) -> list[str]:

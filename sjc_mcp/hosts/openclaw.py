@@ -38,7 +38,7 @@ from typing import Any
 from sjc_mcp.errors import TranscriptError
 from sjc_mcp.formats import Compaction, WireRequest, module
 from sjc_mcp.formats import openclaw_prompt as prompt
-from sjc_mcp.hosts.base import Boundary, Item, choose
+from sjc_mcp.hosts.base import Boundary, Item, choose, str_or_none
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 # user-role text OpenClaw adds itself: the per-turn runtime context and the summary it hands the model
@@ -172,8 +172,8 @@ def message_items(msg: dict[str, Any]) -> list[Item]:
                     Item(
                         role="tool_call",
                         content=args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
-                        name=block.get("name"),
-                        call_id=block.get("id"),
+                        name=str_or_none(block.get("name")),
+                        call_id=str_or_none(block.get("id")),
                     )
                 )
         return out
@@ -182,8 +182,8 @@ def message_items(msg: dict[str, Any]) -> list[Item]:
             Item(
                 role="tool_output",
                 content=_text(content),
-                name=msg.get("toolName"),
-                call_id=msg.get("toolCallId"),
+                name=str_or_none(msg.get("toolName")),
+                call_id=str_or_none(msg.get("toolCallId")),
                 is_error=bool(msg.get("isError")),
             )
         ]
@@ -216,7 +216,7 @@ def _path_to(entry: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> tuple[l
     seen: set[str] = set()
     parent = entry.get("parentId")
     while parent:
-        if parent in seen or parent not in by_id:
+        if not isinstance(parent, str) or parent in seen or parent not in by_id:
             return path[::-1], False
         seen.add(parent)
         e = by_id[parent]

@@ -372,3 +372,141 @@ def test_sjc_audit_on_hand_damaged_lines(view, tmp_path):
     if view == ["--json"]:
         report = json.loads(r.stdout)
         assert report["totals"]["records"] == 6 and len(report["corrupt"]) == len(AUDIT_DAMAGES) - 1
+
+
+def _crashes_of(read, cases) -> list:
+    from sjc_mcp.errors import SJCError
+
+    import sqlite3
+
+    out = []
+    for tag, make in cases:
+        try:
+            made = make()
+        except sqlite3.IntegrityError:  # a value the store itself refuses (NULL where NOT NULL): not a case
+            continue
+        try:
+            read(made)
+        except SJCError:
+            pass
+        except Exception as exc:
+            out.append((tag, f"{type(exc).__name__}: {exc}"))
+    return out
+
+
+@pytest.mark.slow
+def test_openclaw_and_hermes_stores_with_values_of_the_wrong_type(tmp_path):
+    """OpenClaw's session entries (every field of every entry) and Hermes' message rows (every column: a
+    blob, a number, bad JSON where calls go) of the wrong type: read and judged, or one ``SJCError``."""
+    import copy
+
+    from sjc_mcp.config import Config
+    from sjc_mcp.hosts import read_boundary
+    from sjc_mcp.pipeline import judge_boundary
+    from tests.hosts import test_hosts_hermes as hermes
+    from tests.hosts import test_openclaw as openclaw
+
+    config = Config.of(decision_log=str(tmp_path / "log.jsonl"), kill_switch=str(tmp_path / "off"))
+
+    def read(path: Path) -> None:
+        judge_boundary(read_boundary(path), config=config)
+
+    entries = openclaw.session_entries()
+
+    def openclaw_db(n: int, path_in: tuple, value) -> Path:
+        changed = copy.deepcopy(entries)
+        changed[n] = _set(copy.deepcopy(entries[n]), path_in, value)
+        db = tmp_path / "openclaw.db"
+        db.unlink(missing_ok=True)
+        return openclaw.write_db(db, changed)
+
+    cases = [
+        ((n, p, v), lambda n=n, p=p, v=v: openclaw_db(n, p, v))
+        for n, e in enumerate(entries)
+        for p in list(_paths(e))
+        if p
+        for v in WRONG
+    ]
+    s = "20261201_164114_b1206d"
+    rows = [
+        *hermes.turn(s, "Check the gateway service.", "call_1", hermes.LOG, 0, 1),
+        (s, "assistant", hermes.summary(hermes.BODY_2), None, None, None, 1, 0),
+        *hermes.turn(s, "And a last time.", "call_4", hermes.LOG, 1, 0),
+    ]
+
+    def hermes_db(n: int, col: int, value) -> Path:
+        row = list(rows[n])
+        row[col] = value
+        db = tmp_path / "state.db"
+        db.unlink(missing_ok=True)
+        return hermes.make_db(db, [(s, None)], [*rows[:n], tuple(row), *rows[n + 1 :]])
+
+    bad_values = [None, 0, 2.5, b"\xff\xfe", "{bad json", json.dumps({"a": 1}), json.dumps([1, {"function": 5}])]
+    cases += [
+        (("hermes", n, col, v), lambda n=n, col=col, v=v: hermes_db(n, col, v))
+        for n in range(len(rows))
+        for col in range(1, 8)
+        for v in bad_values
+    ]
+    assert _crashes_of(read, cases) == []
+
+
+@pytest.mark.slow
+def test_a_compaction_request_with_values_of_the_wrong_type_is_read_or_passed_through(tmp_path):
+    """What the proxy reads of a request (is it a compaction, whose session, the history as a boundary),
+    every field of a Claude Code, an OpenAI chat and a Codex request replaced by a value of another type:
+    an answer or nothing, never an exception (the proxy would answer 500 instead of passing it on)."""
+    import copy
+
+    from sjc_mcp.config import Config
+    from sjc_mcp.formats import WireRequest
+    from sjc_mcp.proxy import request as proxy_request
+    from tests.proxy.test_proxy import (
+        CC_FULL,
+        CODEX_PROMPT,
+        chat_history,
+        claude_code_2_1_332_request,
+        codex_metadata,
+        responses_input,
+    )
+
+    patterns = Config().proxy.patterns
+    bodies = [
+        (
+            "anthropic",
+            "/v1/messages",
+            {
+                "model": "m",
+                "max_tokens": 9,
+                "messages": claude_code_2_1_332_request(CC_FULL),
+                "metadata": {"user_id": json.dumps({"session_id": "s"})},
+            },
+            {},
+        ),
+        ("chat", "/v1/chat/completions", {"model": "m", "messages": chat_history()}, {}),
+        (
+            "responses",
+            "/v1/responses",
+            {"model": "m", "instructions": CODEX_PROMPT, "input": responses_input()},
+            {"session-id": "c", "x-codex-turn-metadata": codex_metadata("compaction", "c")},
+        ),
+    ]
+
+    def read(req: WireRequest) -> None:
+        found = proxy_request.recognise(req, patterns)
+        if found is not None:
+            session = proxy_request.session_of(req, found.host)
+            proxy_request.boundary_of(req, found.host, session)
+            proxy_request.request_boundary(req, found, patterns)
+
+    cases = [
+        (
+            (api, p, v),
+            lambda api=api, path=path, b=b, h=h, p=p, v=v: WireRequest(api, path, _set(copy.deepcopy(b), p, v), h),
+        )
+        for api, path, b, h in bodies
+        for p in list(_paths(b))
+        if p
+        for v in WRONG
+    ]
+    assert _crashes_of(read, cases) == []
