@@ -10,8 +10,9 @@ Facts, each checked below (uv 0.13.9, pipx 1.18.4, Python 3.11):
   sjc-hook, sjc-mcp``. Nothing runs from the clone afterwards: with the clone deleted, ``sjc-mcp`` answers.
 - With ``~/.local/bin`` not on PATH, uv says so and names ``uv tool update-shell``; pipx names
   ``pipx ensurepath``.
-- uv records where it installed from (``uv-receipt.toml``: the folder, or the git URL), so
-  ``uv tool upgrade sjc-mcp`` knows where to look.
+- uv records where it installed from (``uv-receipt.toml``: the folder, or the git URL). Installing again over
+  it (``uv tool install --reinstall PATH``, ``pipx install --force PATH``) takes the clone's files as they
+  are now and keeps every path.
 - ``sjc install claude-code`` run from such an install writes ``<tool venv>/bin/sjc-hook claude-code``: the real
   file behind the ``~/.local/bin`` link, which runs under any PATH.
 - ``sjc doctor`` names this install's commands in its fixes: the bare name when it is the one on PATH, else the
@@ -112,6 +113,13 @@ def test_uv_tool_install_from_a_clone(uv: Path, tmp_path: Path) -> None:
         env,
     )
     assert "entries" in r.stderr + r.stdout
+    # upgrading (docs/install.md): install again over it from the clone; the same paths, the clone's new files
+    site = next(tool_bin(home, "uv").parent.glob("lib/python3*/site-packages/sjc_mcp"))
+    (src / "sjc_mcp" / "paths.py").write_text((src / "sjc_mcp" / "paths.py").read_text() + "# pulled\n")
+    assert "# pulled" not in (site / "paths.py").read_text()
+    run([str(uv), "tool", "install", "--reinstall", str(src)], env)
+    check_on_path(home, "uv")
+    assert (site / "paths.py").read_text().endswith("# pulled\n")
     # nothing runs from the clone: gone, the server still answers
     shutil.rmtree(src)
     assert answers_initialize(home / ".local" / "bin" / "sjc-mcp", env)["name"] == "sjc-mcp"
@@ -139,8 +147,14 @@ def test_pipx_install_from_a_clone_and_a_git_url(pipx: Path, served: Served, tmp
         assert "is not on your PATH" in out and "Run `pipx ensurepath`" in out, out  # ~/.local/bin was not
         check_on_path(home, "pipx")
         assert run(["sjc", "--version"], user_env(home)).stdout.strip() == "sjc 0.1.0"
-    shutil.rmtree(src)
+    # upgrading: pipx install --force over it, the same paths, the clone's new files
     first = tmp_path / "from-clone"
+    site = next(tool_bin(first, "pipx").parent.glob("lib/python3*/site-packages/sjc_mcp"))
+    (src / "sjc_mcp" / "paths.py").write_text((src / "sjc_mcp" / "paths.py").read_text() + "# pulled\n")
+    run([str(pipx), "install", "--force", str(src)], user_env(first, path=f"{pipx.parent}:{SYSTEM_PATH}"))
+    check_on_path(first, "pipx")
+    assert (site / "paths.py").read_text().endswith("# pulled\n")
+    shutil.rmtree(src)
     assert answers_initialize(first / ".local" / "bin" / "sjc-mcp", user_env(first))["name"] == "sjc-mcp"
 
 
