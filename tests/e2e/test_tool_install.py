@@ -13,8 +13,8 @@ Facts, each checked below (uv 0.13.9, pipx 1.18.4, Python 3.11):
 - uv records where it installed from (``uv-receipt.toml``: the folder, or the git URL). Installing again over
   it (``uv tool install --reinstall PATH``, ``pipx install --force PATH``) takes the clone's files as they
   are now and keeps every path.
-- ``sjc install claude-code`` run from such an install writes ``<tool venv>/bin/sjc-hook claude-code``: the real
-  file behind the ``~/.local/bin`` link, which runs under any PATH.
+- ``sjc install claude-code`` run from such an install (uv or pipx) writes ``<tool venv>/bin/sjc-hook
+  claude-code``: the real file behind the ``~/.local/bin`` link, which runs under any PATH.
 - ``sjc doctor`` names this install's commands in its fixes: the bare name when it is the one on PATH, else the
   absolute path; ``claude mcp add`` always gets ``sjc-mcp``'s absolute path (run as printed, the server answers).
 """
@@ -147,8 +147,13 @@ def test_pipx_install_from_a_clone_and_a_git_url(pipx: Path, served: Served, tmp
         assert "is not on your PATH" in out and "Run `pipx ensurepath`" in out, out  # ~/.local/bin was not
         check_on_path(home, "pipx")
         assert run(["sjc", "--version"], user_env(home)).stdout.strip() == "sjc 0.1.0"
-    # upgrading: pipx install --force over it, the same paths, the clone's new files
+    # the hook entries sjc install writes run the sjc-hook in pipx's venv, by its path
     first = tmp_path / "from-clone"
+    run(["sjc", "install", "claude-code"], user_env(first))
+    settings = json.loads((first / ".claude" / "settings.json").read_text())
+    commands = {h["command"] for groups in settings["hooks"].values() for g in groups for h in g["hooks"]}
+    assert commands == {f"{tool_bin(first, 'pipx') / 'sjc-hook'} claude-code"}, commands
+    # upgrading: pipx install --force over it, the same paths, the clone's new files
     site = next(tool_bin(first, "pipx").parent.glob("lib/python3*/site-packages/sjc_mcp"))
     (src / "sjc_mcp" / "paths.py").write_text((src / "sjc_mcp" / "paths.py").read_text() + "# pulled\n")
     run([str(pipx), "install", "--force", str(src)], user_env(first, path=f"{pipx.parent}:{SYSTEM_PATH}"))
