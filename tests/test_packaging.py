@@ -51,7 +51,7 @@ def test_every_module_and_data_file_is_in_the_wheel(wheel):
         assert f"sjc_mcp/host_hooks/{f}" in names, f
     # the Claude Code plugin is installed by Claude Code from the repository, never from the wheel
     assert not any(n.startswith(("tests/", "benchmarks/", ".claude-plugin/", "plugin/", "cases/")) for n in names)
-    assert not any("plugin.json" in n or n.endswith("/sjc-hook") for n in names)
+    assert not any(n.endswith((".claude-plugin/plugin.json", "host_hooks/hooks.json", "/sjc-hook")) for n in names)
 
 
 def test_metadata_licence_classifiers_and_entry_points(wheel):

@@ -62,7 +62,7 @@ def _installed(name: str) -> Path | None:
     return None
 
 
-def _command(name: str) -> str:
+def fix_command(name: str) -> str:
     """How a fix line runs ``name``: its bare name when the one on PATH is this install's (or none can be
     found beside it), else the absolute path of this install's."""
     mine = _installed(name)
@@ -198,7 +198,7 @@ def _claude_code(home: Path, env: dict[str, str]) -> list[Check]:
         via = f"plugin {plugin}" if plugin else str(settings_file)
         out.append(Check(OK, "claude-code", f"hooks installed ({via})"))
     else:
-        out.append(Check(WARN, "claude-code", "hooks not installed", f"{_command('sjc')} install claude-code"))
+        out.append(Check(WARN, "claude-code", "hooks not installed", f"{fix_command('sjc')} install claude-code"))
     if not plugin:
         out += _plugin_leftovers(home)
     servers = json_object(home / ".claude.json").get("mcpServers") or {}
@@ -241,7 +241,7 @@ def _claude_code(home: Path, env: dict[str, str]) -> list[Check]:
                 OK if up else FAIL,
                 "claude-code",
                 f"proxy {base} {'listening' if up else 'not listening'}",
-                None if up else f"{_command('sjc')} proxy --listen {urlparse(base).netloc}",
+                None if up else f"{fix_command('sjc')} proxy --listen {urlparse(base).netloc}",
             )
         )
     else:
@@ -296,13 +296,13 @@ def _codex() -> list[Check]:
                     FAIL,
                     "codex",
                     "hooks not trusted: Codex skips them without a word",
-                    f"{_command('sjc')} install codex --trust (or review them with /hooks in Codex)",
+                    f"{fix_command('sjc')} install codex --trust (or review them with /hooks in Codex)",
                 )
             )
         else:
             out.append(Check(OK, "codex", "hooks trusted"))
     else:
-        out.append(Check(WARN, "codex", "hooks not installed", f"{_command('sjc')} install codex --trust"))
+        out.append(Check(WARN, "codex", "hooks not installed", f"{fix_command('sjc')} install codex --trust"))
     config_file = paths.codex_home() / "config.toml"
     config = _toml(config_file)
     server = (config.get("mcp_servers") or {}).get("sjc")
@@ -346,7 +346,7 @@ def _codex() -> list[Check]:
                 OK if up else FAIL,
                 "codex",
                 f"proxy {base} {'listening' if up else 'not listening'}",
-                None if up else f"{_command('sjc')} proxy --listen {urlparse(base).netloc}",
+                None if up else f"{fix_command('sjc')} proxy --listen {urlparse(base).netloc}",
             )
         )
         if isinstance(table, dict) and str(table.get("name", "")) == "OpenAI":
