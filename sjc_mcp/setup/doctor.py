@@ -19,9 +19,11 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +57,48 @@ class Check:
 
         tail = f" — fix: {clean(self.fix)}" if self.fix else ""
         return f"{self.status:<4}  {self.scope:<11}  {clean(self.what)}{tail}"
+
+
+def _installed(name: str) -> Path | None:
+    """``name`` (``sjc``, ``sjc-mcp``) as installed with this sjc: beside the ``sjc`` running (the folder
+    it was called from, e.g. ``~/.local/bin``, then the one its link points into), else beside Python."""
+    here = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    folders = [here.absolute().parent, here.resolve().parent] if here else []
+    for folder in [*folders, Path(sys.executable).parent]:
+        if (folder / name).is_file() and os.access(folder / name, os.X_OK):
+            return (folder / name).absolute()
+    return None
+
+
+def fix_command(name: str) -> str:
+    """How a fix line runs ``name``: its bare name when the one on PATH is this install's (or none can be
+    found beside it), else the absolute path of this install's."""
+    mine = _installed(name)
+    found = shutil.which(name)
+    if mine is None or (found is not None and Path(found).resolve() == mine.resolve()):
+        return name
+    return shlex.quote(str(mine))
+
+
+INSTALL_HINT = "install sjc as a tool first (uv tool install, or pipx install; docs/install.md)"
+
+
+def _mcp_add(replace: bool = False) -> str:
+    """The ``claude mcp add`` line registering this install's ``sjc-mcp`` by its absolute path."""
+    mcp = _installed("sjc-mcp") or shutil.which("sjc-mcp")
+    if mcp is None:
+        return f'{INSTALL_HINT}, then claude mcp add --scope user sjc -- "$(command -v sjc-mcp)"'
+    add = f"claude mcp add --scope user sjc -- {shlex.quote(str(Path(mcp).absolute()))}"
+    return f"claude mcp remove sjc && {add}" if replace else add
+
+
+def _on_path_fix(name: str) -> str:
+    """The fix for ``name`` missing from PATH: the folder this install keeps it in, else installing sjc."""
+    mine = _installed(name)
+    if mine is None:
+        return f"{INSTALL_HINT}, so that {name} is on PATH"
+    folder = shlex.quote(str(mine.parent))
+    return f'put {folder} on the PATH Claude Code starts with (export PATH={folder}:"$PATH" in your shell profile)'
 
 
 _SECRET_PARAM = re.compile(r"((?:^|&)[^=&]*(?:key|token|secret|passw|pwd|sig|auth|cred)[^=&]*=)[^&]+", re.I)
@@ -270,7 +314,9 @@ def _claude_code(home: Path, env: dict[str, str]) -> list[Check]:
         via = f"plugin {plugin}" if plugin else str(settings_file)
         out.append(Check(OK, "claude-code", f"hooks installed ({via})"))
     else:
-        out.append(Check(WARN, "claude-code", "hooks not installed", "sjc install claude-code"))
+        out.append(Check(WARN, "claude-code", "hooks not installed", f"{fix_command('sjc')} install claude-code"))
+    if not plugin:
+        out += _plugin_leftovers(home)
     servers = host_json(home / ".claude.json", out, "claude-code").get("mcpServers") or {}
     server = servers.get("sjc") if isinstance(servers, dict) else None
     if isinstance(server, dict) and (server.get("url") or server.get("command")):
@@ -282,7 +328,7 @@ def _claude_code(home: Path, env: dict[str, str]) -> list[Check]:
                 server,
                 headers,
                 "check that the server runs and the Authorization header's token",
-                'claude mcp remove sjc && claude mcp add --scope user sjc -- "$(command -v sjc-mcp)"',
+                _mcp_add(replace=True),
             )
         )
     elif plugin:
@@ -292,7 +338,7 @@ def _claude_code(home: Path, env: dict[str, str]) -> list[Check]:
                 OK if ok else FAIL,
                 "claude-code",
                 f"MCP server from the plugin: {detail}",
-                None if ok else "put sjc-mcp on the PATH Claude Code starts with",
+                None if ok else _on_path_fix("sjc-mcp"),
             )
         )
     else:
@@ -301,7 +347,7 @@ def _claude_code(home: Path, env: dict[str, str]) -> list[Check]:
                 INFO,
                 "claude-code",
                 "MCP server not registered (optional)",
-                'claude mcp add --scope user sjc -- "$(command -v sjc-mcp)"',
+                _mcp_add(),
             )
         )
     base = env.get("ANTHROPIC_BASE_URL")
@@ -312,12 +358,29 @@ def _claude_code(home: Path, env: dict[str, str]) -> list[Check]:
                 OK if up else FAIL,
                 "claude-code",
                 f"proxy {shown_url(base)} {'listening' if up else 'not listening'}",
-                None if up else f"sjc proxy --listen {urlparse(base).netloc}",
+                None if up else f"{fix_command('sjc')} proxy --listen {urlparse(base).netloc}",
             )
         )
     else:
         out.append(Check(INFO, "claude-code", "proxy not set up (ANTHROPIC_BASE_URL is not a local sjc proxy)"))
     return out
+
+
+def _plugin_leftovers(home: Path) -> list[Check]:
+    """The copy of an uninstalled sjc plugin that Claude Code keeps in its plugin cache (marked
+    ``.orphaned_at``; it deletes it 14 days later, at a start with some plugin installed)."""
+    cache = home / ".claude" / "plugins" / "cache"
+    marketplaces = sorted({m.parents[2] for m in cache.glob("*/sjc/*/.orphaned_at")})
+    return [
+        Check(
+            INFO,
+            "claude-code",
+            f"the uninstalled plugin's copy is left in {folder} (Claude Code deletes it 14 days after the"
+            " uninstall, at a start with some plugin installed)",
+            f"rm -rf {shlex.quote(str(folder))}",
+        )
+        for folder in marketplaces
+    ]
 
 
 def _hooks_in(settings: dict[str, Any]) -> list[Any]:
@@ -350,13 +413,13 @@ def _codex() -> list[Check]:
                     FAIL,
                     "codex",
                     "hooks not trusted: Codex skips them without a word",
-                    "sjc install codex --trust (or review them with /hooks in Codex)",
+                    f"{fix_command('sjc')} install codex --trust (or review them with /hooks in Codex)",
                 )
             )
         else:
             out.append(Check(OK, "codex", "hooks trusted"))
     else:
-        out.append(Check(WARN, "codex", "hooks not installed", "sjc install codex --trust"))
+        out.append(Check(WARN, "codex", "hooks not installed", f"{fix_command('sjc')} install codex --trust"))
     config_file = paths.codex_home() / "config.toml"
     config = _toml(config_file, out, "codex")
     servers = config.get("mcp_servers")
@@ -401,7 +464,7 @@ def _codex() -> list[Check]:
                 OK if up else FAIL,
                 "codex",
                 f"proxy {shown_url(base)} {'listening' if up else 'not listening'}",
-                None if up else f"sjc proxy --listen {urlparse(base).netloc}",
+                None if up else f"{fix_command('sjc')} proxy --listen {urlparse(base).netloc}",
             )
         )
         if isinstance(table, dict) and str(table.get("name", "")) == "OpenAI":

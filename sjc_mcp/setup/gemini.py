@@ -146,7 +146,7 @@ def doctor_checks(env: dict[str, str]) -> list[Any]:
     from urllib.parse import urlparse
 
     from sjc_mcp.hook.state import json_object
-    from sjc_mcp.setup.doctor import FAIL, INFO, OK, WARN, Check, _hooks_in, _listening, _registered
+    from sjc_mcp.setup.doctor import FAIL, INFO, OK, WARN, Check, _hooks_in, _listening, _registered, fix_command
 
     out = []
     ext = extension_dir()
@@ -157,7 +157,7 @@ def doctor_checks(env: dict[str, str]) -> list[Any]:
     elif any(is_ours(h) for h in _hooks_in(json_object(project))):
         out.append(Check(WARN, "gemini", f"hook installed in {project}: runs only once this folder is trusted", None))
     else:
-        out.append(Check(WARN, "gemini", "hook not installed", "sjc install gemini"))
+        out.append(Check(WARN, "gemini", "hook not installed", f"{fix_command('sjc')} install gemini"))
     servers = json_object(paths.gemini_dir() / "settings.json").get("mcpServers")
     server = servers.get("sjc") if isinstance(servers, dict) else None
     if isinstance(server, dict) and (server.get("url") or server.get("httpUrl") or server.get("command")):
@@ -175,7 +175,7 @@ def doctor_checks(env: dict[str, str]) -> list[Any]:
     base = env.get("GOOGLE_GEMINI_BASE_URL")
     if base and urlparse(base).hostname in ("127.0.0.1", "localhost", "::1"):
         up = _listening(base)
-        fix = None if up else f"sjc proxy --listen {urlparse(base).netloc}"
+        fix = None if up else f"{fix_command('sjc')} proxy --listen {urlparse(base).netloc}"
         out.append(Check(OK if up else FAIL, "gemini", f"proxy {base} {'listening' if up else 'not listening'}", fix))
     else:
         out.append(Check(INFO, "gemini", "proxy not set up (GOOGLE_GEMINI_BASE_URL is not a local sjc proxy)"))

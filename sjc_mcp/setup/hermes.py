@@ -357,10 +357,10 @@ def doctor_checks() -> list[Any]:
     command it runs answering."""
     import subprocess
 
-    from sjc_mcp.setup.doctor import FAIL, OK, WARN, Check
+    from sjc_mcp.setup.doctor import FAIL, OK, WARN, Check, fix_command
 
     folder, cfg = plugin_dir(), config_path()
-    fix = "sjc install hermes"
+    fix = f"{fix_command('sjc')} install hermes"
     if not (folder / "plugin.yaml").exists():
         return [Check(WARN, "hermes", "sjc's context engine not installed", fix)]
     if not _ours(folder):

@@ -6,7 +6,6 @@ import base64
 import dataclasses
 import json
 import random
-import time
 
 import pytest
 
@@ -122,12 +121,15 @@ def test_ordinary_output_is_left_alone():
     assert redact(text) == (text, 0)
 
 
-def test_redaction_is_linear_on_hostile_input():
-    hostile = ["a-" * 500_000, "sk-" * 300_000, "password=" * 100_000, "-----BEGIN PRIVATE KEY-----" * 20_000]
-    for text in hostile:
-        t0 = time.perf_counter()
-        redact(text)
-        assert time.perf_counter() - t0 < 10, text[:20]  # generous: a quadratic pattern takes minutes here
+def test_hostile_input_is_redacted_to_the_end():
+    """Long runs of what secrets start with (how long they take, against ordinary text and against half the
+    input: benchmarks/worst_case.py): a run that is no secret comes back whole, a run that reads as one is
+    replaced, and what comes back has nothing left to redact."""
+    assert redact("a-" * 500_000) == ("a-" * 500_000, 0)
+    for text in ("sk-" * 300_000, "password=" * 100_000, "-----BEGIN PRIVATE KEY-----" * 20_000):
+        out, n = redact(text)
+        assert n >= 1 and "[REDACTED" in out and len(out) < len(text), text[:20]
+        assert redact(out) == (out, 0), text[:20]
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,6 @@ import dataclasses
 import json
 import re
 import subprocess
-import time
 from functools import cache
 
 import pytest
@@ -315,7 +314,7 @@ def test_reason_through_library_cli_and_decision_log(tmp_path):
     assert records[-1]["entries"][1]["reason"].startswith("no source")
 
 
-# -- linear time ---------------------------------------------------------------------------------------
+# -- hostile shapes (how long they take: benchmarks/worst_case.py) ----------------------------------------
 
 MB = 1_000_000
 SHAPES = {
@@ -335,7 +334,7 @@ SHAPES = {
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))
-def test_a_megabyte_entry_is_judged_in_well_under_a_second(shape):
+def test_a_megabyte_entry_of_a_hostile_shape_is_judged(shape):
     text = SHAPES[shape]
     out = "12 passed in 0.30s\n" + "word " * 300
     src = Source(kind="tool_output", name="Bash", call='Bash: {"command": "pytest -q"}', content=out)
@@ -346,16 +345,14 @@ def test_a_megabyte_entry_is_judged_in_well_under_a_second(shape):
         sources=[src, Source(kind="user_message", content="add tests")],
         assistant_prose=[text[:20_000]],
     )
-    t0 = time.perf_counter()
-    LexicalJudge().judge(request)
-    assert time.perf_counter() - t0 < 1.0
+    out = LexicalJudge().judge(request)
+    (j,) = out.judgments
+    assert j.entry_id == 0 and j.score is not None and 0.0 <= j.score <= 1.0 and not out.errors
 
 
-def test_identifiers_of_a_long_unbroken_token_are_read_in_linear_time():
-    t0 = time.perf_counter()
+def test_identifiers_of_a_long_unbroken_token():
     assert anchors("x" * MB) == set()
     assert anchors("ab" * 10 + "C" + "d" * MB) == {"ab" * 10 + "C" + "d" * MB}
-    assert time.perf_counter() - t0 < 0.5
 
 
 _TEXT = st.text(alphabet="ab1.,_ -:\n9Ä", max_size=40)

@@ -323,7 +323,7 @@ def test_http_transcript_path_needs_roots_from_the_config(tmp_path):
 @pytest.mark.slow
 def test_http_first_ctrl_c_exits_cleanly(tmp_path):
     """SIGINT once while a client's session is open (a call made, its GET stream listening): the server
-    ends within its 2 s grace, exit 130, no traceback."""
+    ends while that session is still open (it does not wait for the client to go), exit 130, no traceback."""
     took: list[float] = []
 
     async def go(s: ClientSession, p: subprocess.Popen):
@@ -347,7 +347,7 @@ def test_http_first_ctrl_c_exits_cleanly(tmp_path):
         err.seek(0)
         text = err.read().decode()
     assert r is None or not r.is_error
-    assert rc == 130 and took[0] < 6, (rc, took, text)
+    assert rc == 130 and took, (rc, took, text)  # took: it ended inside the session
     assert "Traceback" not in text and text.startswith("sjc-mcp: MCP over streamable HTTP at http://127.0.0.1:"), text
 
 

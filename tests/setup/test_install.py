@@ -69,9 +69,10 @@ def test_shipped_hook_files_match_what_install_writes():
     assert json.loads((hooks / "claude-code-settings.json").read_text())["hooks"] == hook_block(
         "claude-code", "sjc-hook"
     )
-    plugin = json.loads((hooks / "hooks.json").read_text())["hooks"]
+    plugin_hooks = ROOT / "plugin" / "hooks"
+    plugin = json.loads((plugin_hooks / "hooks.json").read_text())["hooks"]
     assert plugin == hook_block("claude-code", '"${CLAUDE_PLUGIN_ROOT}/hooks/sjc-hook"')
-    assert (hooks / "sjc-hook").stat().st_mode & 0o111
+    assert (plugin_hooks / "sjc-hook").stat().st_mode & 0o111
 
 
 def test_shipped_codex_hooks_file_matches_what_install_writes():

@@ -181,7 +181,9 @@ def test_no_hermes_home_is_a_clear_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_doctor_says_what_is_missing(home: Path) -> None:
+def test_doctor_says_what_is_missing(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # this install's sjc first on PATH: the fix names it by its bare name (else by its path)
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     (home / "config.yaml").write_text(CONFIG)
     assert [(c.status, c.what) for c in hermes.doctor_checks()] == [("warn", "sjc's context engine not installed")]
     hermes.install()
