@@ -17,7 +17,7 @@ is the host's to say (``hosts/<host>.py``): a format only reads the structure.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -41,6 +41,29 @@ class WireRequest:
     path: str
     body: dict[str, Any]
     headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class RawRequest:
+    """A model request before its body is decoded: its path, headers (lower-case names) and body as the
+    pieces it arrived in. ``holds`` says whether byte strings occur in the body, across the pieces too:
+    how the proxy tells a request that cannot be a compaction from one that might (``hosts/base.py``)."""
+
+    path: str
+    headers: Mapping[str, str]
+    chunks: Sequence[bytes]
+
+    def holds(self, *markers: bytes) -> bool:
+        """Whether any of ``markers`` occurs in the body."""
+        for marker in markers:
+            k = len(marker) - 1
+            tail = b""  # the body's last k bytes so far: a marker across two pieces starts in them
+            for chunk in self.chunks:
+                if marker in chunk or (k and tail and marker in tail + chunk[:k]):
+                    return True
+                if k:
+                    tail = (tail + chunk[-k:])[-k:]
+        return False
 
 
 @dataclass(frozen=True, slots=True)

@@ -298,6 +298,9 @@ def boundary_count(path: str | Path) -> int:
 # -- its compaction requests, as the proxy sees them (the Anthropic Messages API) ------------------------
 
 WRAPPER = "This session is being continued from a previous conversation"
+# in the raw body of every request ``recognise`` accepts with the default pattern (the words all three
+# compaction prompts share): any other request goes by undecoded
+MARKERS = (b"Your task is to create a detailed summary of ",)
 _SESSION = re.compile(r"_session_([0-9A-Za-z-]+)")
 
 
