@@ -25,6 +25,7 @@ HOP_BY_HOP = frozenset(
     | {b"trailer", b"trailers", b"transfer-encoding", b"upgrade", b"host"}
 )
 ANSWER_HOP_BY_HOP = frozenset((b"connection", b"keep-alive", b"transfer-encoding", b"proxy-connection"))
+_HTTPX_OWN = ("accept", "accept-encoding", "connection", "user-agent")
 CONNECT_TIMEOUT_S = 15.0
 READ_TIMEOUT_S = 600.0  # between two pieces of an answer (a model may think for minutes)
 
@@ -127,7 +128,7 @@ class Upstream:
         came), else with the ``content-length`` among ``headers`` (or, when absent, its length)."""
         text = _text_headers(headers)
         if text is None:
-            return await self._send_httpx(method, url, headers, body)
+            return await self._send_httpx(method, url, headers, body, chunked)
         data: Any
         if not body:
             data = None
@@ -148,7 +149,9 @@ class Upstream:
             raise UpstreamError(type(exc).__name__, str(exc)) from None
         return _AiohttpAnswer(resp, self.errors)
 
-    async def _send_httpx(self, method: str, url: str, headers: Headers, body: Sequence[bytes]) -> Answer:
+    async def _send_httpx(
+        self, method: str, url: str, headers: Headers, body: Sequence[bytes], chunked: bool
+    ) -> Answer:
         import httpx
 
         if self._httpx is None:
@@ -157,10 +160,13 @@ class Upstream:
                 follow_redirects=False,
                 trust_env=False,
             )
-        content = b"".join(body)
-        out = [(k, v) for k, v in headers if k != b"content-length"]
+        content: Any = _pieces(body) if chunked else b"".join(body)
         try:
-            request = self._httpx.build_request(method, url, headers=out, content=content)
+            request = self._httpx.build_request(method, url, headers=headers, content=content)
+            sent = {k.decode("latin-1").lower() for k, _ in headers}
+            for name in _HTTPX_OWN:  # headers httpx adds of its own: only the client's go out
+                if name not in sent:
+                    del request.headers[name]
             return _HttpxAnswer(await self._httpx.send(request, stream=True))
         except httpx.HTTPError as exc:
             raise UpstreamError(type(exc).__name__, str(exc)) from None

@@ -77,11 +77,27 @@ def anthropic(prompt: str, history: int = 3) -> dict:
     for i in range(history):
         messages += [
             {"role": "user", "content": f"step {i}: run the tests"},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": "pytest"}}]},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": "pytest"}}],
+            },
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "48 passed"}]},
         ]
-    messages.append({"role": "user", "content": [{"type": "text", "text": "<system-reminder>x</system-reminder>"}, {"type": "text", "text": prompt}]})
-    return {"model": "claude-x", "max_tokens": 100, "system": [{"type": "text", "text": "You are Claude Code."}], "messages": messages}
+    messages.append(
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "<system-reminder>x</system-reminder>"},
+                {"type": "text", "text": prompt},
+            ],
+        }
+    )
+    return {
+        "model": "claude-x",
+        "max_tokens": 100,
+        "system": [{"type": "text", "text": "You are Claude Code."}],
+        "messages": messages,
+    }
 
 
 def responses(prompt: str, trigger: bool = False) -> dict:
