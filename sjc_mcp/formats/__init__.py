@@ -45,11 +45,13 @@ class WireRequest:
 
 @dataclass(slots=True)
 class RawRequest:
-    """A model request before its body is decoded: its path, headers (lower-case names) and body as the
-    pieces it arrived in. ``holds`` says whether byte strings occur in the body, across the pieces too:
-    how the proxy tells a request that cannot be a compaction from one that might (``hosts/base.py``)."""
+    """A model request before its body is decoded: its path, wire format, headers (lower-case names) and
+    body as the pieces it arrived in. ``holds`` says whether byte strings occur in the body, across the
+    pieces too: how the proxy tells a request that cannot be a compaction from one that might
+    (``hosts/base.py``)."""
 
     path: str
+    wire: str
     headers: Mapping[str, str]
     chunks: Sequence[bytes]
 

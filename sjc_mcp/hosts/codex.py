@@ -166,7 +166,7 @@ def screen(raw: RawRequest) -> bool:
     """Whether ``recognise`` might accept the request, told without decoding its body: the path or the
     trigger item of a server-side compaction, else the request kind its turn metadata names, else the
     prompt's words."""
-    if raw.path.endswith("/responses/compact") or raw.holds(b"compaction_trigger"):
+    if raw.wire == "responses" and (raw.path.endswith("/responses/compact") or raw.holds(b"compaction_trigger")):
         return True
     meta = turn_metadata(raw)
     if meta is not None and "request_kind" in meta:

@@ -264,7 +264,7 @@ class ProxyApp:
         names: dict[str, str] = {}
         for k, v in headers:
             names.setdefault(k.decode("latin-1").lower(), v.decode("latin-1"))
-        if not self.screen.might_be_compaction(RawRequest(path, names, body)):
+        if not self.screen.might_be_compaction(RawRequest(path, api, names, body)):
             return None, None
         from sjc_mcp.proxy.request import recognise
 

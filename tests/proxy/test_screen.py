@@ -49,7 +49,7 @@ def test_a_pattern_gives_a_marker_only_when_it_is_phrases(pattern, marker):
 def raw(body: dict | bytes, path: str = "/v1/messages", headers: dict | None = None, cut: int = 0) -> RawRequest:
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
     pieces = [data[i : i + cut] for i in range(0, len(data), cut)] if cut else [data]
-    return RawRequest(path, headers or {}, pieces)
+    return RawRequest(path, wire_of(path) or "", headers or {}, pieces)
 
 
 @given(
@@ -66,10 +66,10 @@ def test_holds_finds_a_marker_wherever_the_pieces_are_cut(before, after, cuts):
         pieces.append(data[at : at + c])
         at += c
     pieces.append(data[at:])
-    assert RawRequest("/", {}, pieces).holds(b"absent marker", marker)
+    assert RawRequest("/", "", {}, pieces).holds(b"absent marker", marker)
     clean = data.replace(marker, b"")
     if marker not in clean:
-        assert not RawRequest("/", {}, [clean[i : i + 7] for i in range(0, len(clean), 7)]).holds(marker)
+        assert not RawRequest("/", "", {}, [clean[i : i + 7] for i in range(0, len(clean), 7)]).holds(marker)
 
 
 def anthropic(prompt: str, history: int = 3) -> dict:
