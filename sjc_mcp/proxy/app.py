@@ -23,11 +23,12 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlparse
 
 from sjc_mcp.config import Config
-from sjc_mcp.formats import Compaction, WireRequest
+from sjc_mcp.formats import Compaction, RawRequest, WireRequest
 
 SERVER_SIDE_NOTE = "server-side compaction: nothing to prune (the provider returns the summary encrypted)"
 
@@ -196,9 +197,11 @@ async def _respond(send: Any, status: int, headers: Headers, body: bytes) -> Non
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-async def _read_body(receive: Any) -> list[bytes] | None:
-    """The request body, in the pieces it arrived in; None when the client left before sending it whole."""
-    pieces: list[bytes] = []
+async def _read_body(receive: Any, pieces: list[bytes], screen: Callable[[], bool] | None) -> bool | None:
+    """Read the request body into ``pieces`` as they arrive, asking ``screen`` after each until it says the
+    request might be a compaction (so the search runs while the rest is still coming); what it said last,
+    or None when the client left before sending the body whole."""
+    maybe = False
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
@@ -206,8 +209,9 @@ async def _read_body(receive: Any) -> list[bytes] | None:
         piece = message.get("body", b"")
         if piece:
             pieces.append(piece)
+            maybe = maybe or (screen is not None and screen())
         if not message.get("more_body"):
-            return pieces
+            return maybe
 
 
 class ProxyApp:
@@ -259,22 +263,31 @@ class ProxyApp:
     ) -> tuple[WireRequest | None, Compaction | None]:
         """The request decoded and recognised, when some host says it might be a compaction; else nothing
         is decoded."""
+        raw = self.raw(api, path, headers, body)
+        if not self.screen.might_be_compaction(raw):
+            return None, None
+        return self.decoded(raw)
+
+    @staticmethod
+    def raw(api: str, path: str, headers: Headers, body: list[bytes]) -> RawRequest:
         from sjc_mcp.formats import RawRequest
 
         names: dict[str, str] = {}
         for k, v in headers:
             names.setdefault(k.decode("latin-1").lower(), v.decode("latin-1"))
-        if not self.screen.might_be_compaction(RawRequest(path, api, names, body)):
-            return None, None
+        return RawRequest(path, api, names, body)
+
+    def decoded(self, raw: RawRequest) -> tuple[WireRequest | None, Compaction | None]:
+        """The request decoded and asked of every host (one some host's screen let through)."""
         from sjc_mcp.proxy.request import recognise
 
         try:
-            parsed = json.loads(b"".join(body))
+            parsed = json.loads(b"".join(raw.chunks))
         except (ValueError, RecursionError):
             return None, None
         if not isinstance(parsed, dict):
             return None, None
-        req = WireRequest(api, path, parsed, names)
+        req = WireRequest(raw.wire, raw.path, parsed, raw.headers)
         return req, recognise(req, self.config.proxy.patterns)
 
     async def handle(self, scope: ASGIMessage, receive: Any, send: Any) -> None:
@@ -290,12 +303,17 @@ class ProxyApp:
         raw_path: bytes = scope.get("raw_path") or path.encode()
         query: bytes = scope.get("query_string") or b""
         url = origin + raw_path.decode("latin-1") + ("?" + query.decode("latin-1") if query else "")
-        body = await _read_body(receive)
-        if body is None:
-            return
         headers: Headers = scope["headers"]
+        body: list[bytes] = []
+        raw = self.raw(api, path, headers, body) if api and method == "POST" else None
+        screen = None if raw is None else (lambda: self.screen.might_be_compaction(raw))
+        maybe = await _read_body(receive, body, screen)
+        if maybe is None:
+            return
         chunked = any(k == b"transfer-encoding" and b"chunked" in v.lower() for k, v in headers)
-        req, found = self.recognise(api, path, headers, body) if api and method == "POST" else (None, None)
+        req, found = None, None
+        if raw is not None and (maybe or self.screen.might_be_compaction(raw)):  # (an empty body: asked now)
+            req, found = self.decoded(raw)
         meta: dict[str, Any] = {}
         what = f"{method} {path}"
         if found is not None and req is not None:

@@ -67,6 +67,14 @@ def test_holds_finds_a_marker_wherever_the_pieces_are_cut(before, after, cuts):
         at += c
     pieces.append(data[at:])
     assert RawRequest("/", "", {}, pieces).holds(b"absent marker", marker)
+    # asked as the pieces arrive (each searched once): the same answer once they all have
+    growing: list[bytes] = []
+    raw = RawRequest("/", "", {}, growing)
+    answers = []
+    for piece in pieces:
+        growing.append(piece)
+        answers.append(raw.holds(b"absent marker", marker))
+    assert answers[-1] and answers == sorted(answers)  # once found, found
     clean = data.replace(marker, b"")
     if marker not in clean:
         assert not RawRequest("/", "", {}, [clean[i : i + 7] for i in range(0, len(clean), 7)]).holds(marker)
