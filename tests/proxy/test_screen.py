@@ -202,3 +202,15 @@ def test_an_ordinary_request_through_the_app_is_never_decoded(monkeypatch):
     body = json.dumps(anthropic(CC_PROMPT)).encode()
     req, found = app.recognise("anthropic", "/v1/messages", headers, [body[:100], body[100:]])
     assert calls == [len(body)] and found is not None and found.host == "claude-code" and req is not None
+
+
+def test_the_heap_headroom_is_kept_where_glibc_is():
+    """``sjc proxy`` asks glibc to keep freed heap at hand (mallopt M_TOP_PAD); on another C library it
+    changes nothing and says so."""
+    import os
+
+    try:
+        glibc = os.confstr("CS_GNU_LIBC_VERSION")
+    except (ValueError, OSError):
+        glibc = None
+    assert proxy_app.keep_heap_headroom() is bool(glibc)
