@@ -298,6 +298,9 @@ def boundary_count(path: str | Path) -> int:
 # -- its compaction requests, as the proxy sees them (the Anthropic Messages API) ------------------------
 
 WRAPPER = "This session is being continued from a previous conversation"
+_SESSION = re.compile(r"_session_([0-9A-Za-z-]+)")
+
+
 # in the raw body of every request ``recognise`` accepts with the default pattern (the words all three
 # compaction prompts share): any other request goes by undecoded
 MARKERS = (b"Your task is to create a detailed summary of ",)
@@ -306,7 +309,6 @@ MARKERS = (b"Your task is to create a detailed summary of ",)
 def screen(raw: RawRequest) -> bool:
     """Whether ``recognise`` might accept the request: its prompt's words, on the Messages API."""
     return raw.wire == "anthropic" and raw.holds(*MARKERS)
-_SESSION = re.compile(r"_session_([0-9A-Za-z-]+)")
 
 
 def recognise(req: WireRequest, pattern: re.Pattern[str] | None) -> Compaction | None:

@@ -1,13 +1,18 @@
 """``sjc proxy``: an HTTP proxy in front of the model API that prunes compaction summaries in-band.
 
-Every request that is not a compaction passes through untouched and streamed: same status, headers
-and bytes. A recognised compaction request (``request.recognise``: the host's own request shape) is
-forwarded as it is; its answer is collected, the summary judged against the evidence in the request
-itself, pruned, logged, and returned in the same format (stream or not) with the pruned text. Any
-fault of ours (parse, judge, time budget) returns the upstream's answer unchanged and logs why;
-upstream errors pass through as they are, and an answer the upstream breaks off is forwarded as far
-as it came, then broken off the same way. A server-side compaction (Codex with OpenAI's provider) is
-passed through and logged: its summary comes back encrypted, nothing can be pruned.
+Every request that is not a compaction passes through untouched and streamed: same status, header
+bytes, body and framing, the answer relayed in pieces as large as have arrived (a plain ASGI app on
+uvicorn with httptools and uvloop; the upstream side is ``upstream``). Almost no request is a
+compaction, so none is decoded unless a host's screen says, from its raw bytes, that it might be one
+(``screen``; searched as the body arrives). What this costs a request: ``docs/proxy.md``.
+
+A recognised compaction request (``request.recognise``: the host's own request shape) is forwarded as
+it is; its answer is collected, the summary judged against the evidence in the request itself, pruned,
+logged, and returned in the same format (stream or not) with the pruned text. Any fault of ours
+(parse, judge, time budget) returns the upstream's answer unchanged and logs why; upstream errors pass
+through as they are, and an answer the upstream breaks off is forwarded as far as it came, then broken
+off the same way. A server-side compaction (Codex with OpenAI's provider) is passed through and logged:
+its summary comes back encrypted, nothing can be pruned.
 
 Every record carries the host's session id (``session``) and an id for the compaction
 (``boundary_id``), and each compaction gets one line on stderr saying what became of it. Bodies and
@@ -271,8 +276,7 @@ class ProxyApp:
 
     @staticmethod
     def raw(api: str, path: str, headers: Headers, body: list[bytes]) -> RawRequest:
-        from sjc_mcp.formats import RawRequest
-
+        """The request as the screens see it (``body`` may still be arriving)."""
         names: dict[str, str] = {}
         for k, v in headers:
             names.setdefault(k.decode("latin-1").lower(), v.decode("latin-1"))
