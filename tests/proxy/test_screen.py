@@ -28,7 +28,7 @@ GUARDED_CC = "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.\n\n" + CC
     [
         (DEFAULT_PATTERNS["codex"], b"You are performing a CONTEXT CHECKPOINT COMPACTION"),
         (DEFAULT_PATTERNS["gemini"], b"state_snapshot"),  # < and > are escaped by some JSON encoders
-        (DEFAULT_PATTERNS["openclaw"], b"## Exact identifiers"),  # the longest of its three phrases
+        (r"(?s)## Decisions.*## Open TODOs.*## Exact identifiers", b"## Exact identifiers"),  # the longest phrase
         (r"^Summarise the session so far\.$", b"Summarise the session so far."),
         (r"(?s)Compact this:.+?END\Z", b"Compact this:"),
         (r"it's a \"summary\"", b"summary"),  # the longest stretch without a character encoders escape
@@ -214,3 +214,46 @@ def test_the_heap_headroom_is_kept_where_glibc_is():
     except (ValueError, OSError):
         glibc = None
     assert proxy_app.keep_heap_headroom() is bool(glibc)
+
+
+def captured_requests() -> list[tuple[str, str, dict, dict]]:
+    """The model requests the real hosts sent in the end-to-end runs (``../shared/e2e/<host>/samples``)."""
+    from tests.conftest import SHARED
+
+    out = []
+    for path in sorted((SHARED / "e2e").glob("*/samples/*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("path"), str) and isinstance(data.get("body"), dict):
+            out.append(
+                (path.parent.parent.name + "/" + path.name, data["path"], data["body"], data.get("headers") or {})
+            )
+    return out
+
+
+def test_every_request_a_real_host_sent_that_is_recognised_passes_the_screen():
+    """The captured requests of Hermes, OpenClaw and Gemini CLI (compactions and the turns around them): each
+    one a host recognises passes the screen; the ones none does are screened out, never decoded."""
+    from tests.conftest import SHARED, need_shared
+
+    need_shared(SHARED / "e2e")
+    samples = captured_requests()
+    if not samples:
+        pytest.skip("no captured requests in ../shared/e2e/*/samples")
+    patterns = Config().proxy.patterns
+    screen = Screen(patterns)
+    recognised = 0
+    for name, path, body, headers in samples:
+        wire = wire_of(path)
+        if wire is None:
+            continue  # a path the proxy relays without asking any host (Gemini's own API, here)
+        names = {k.lower(): str(v) for k, v in headers.items()}
+        found = recognise(WireRequest(wire, path, body, names), patterns)
+        for ensure_ascii in (True, False):
+            data = json.dumps(body, ensure_ascii=ensure_ascii).encode()
+            passed = screen.might_be_compaction(RawRequest(path, wire, names, [data[:1000], data[1000:]]))
+            assert passed or not found, (name, found)
+        recognised += found is not None
+    assert recognised >= 2  # Hermes' and OpenClaw's compactions are among them
