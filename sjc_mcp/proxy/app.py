@@ -582,9 +582,16 @@ def serve(config: Config, listen: str | None = None, upstream: str | None = None
         or "api.anthropic.com / api.openai.com / generativelanguage.googleapis.com by route"
     )
     print(f"sjc proxy on http://{host}:{port} → {target} (judge {config.judge}, mode {config.mode})", file=sys.stderr)
+    app = create_app(config, upstream)
+    if app.screen.why_not:
+        print(
+            "sjc proxy: every request is decoded to be asked whether it is a compaction, for "
+            + "; ".join(app.screen.why_not),
+            file=sys.stderr,
+        )
     server = uvicorn.Server(
         uvicorn.Config(
-            create_app(config, upstream),
+            app,
             loop="auto",  # uvloop, a dependency (asyncio where it cannot be had)
             http="auto",  # httptools, likewise (h11)
             ws="none",
