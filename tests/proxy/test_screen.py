@@ -27,7 +27,11 @@ GUARDED_CC = "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.\n\n" + CC
     ("pattern", "marker"),
     [
         (DEFAULT_PATTERNS["codex"], b"You are performing a CONTEXT CHECKPOINT COMPACTION"),
-        (DEFAULT_PATTERNS["gemini"], b"state_snapshot"),  # < and > are escaped by some JSON encoders
+        (r"<state_snapshot>", b"state_snapshot"),  # < and > are escaped by some JSON encoders
+        (
+            DEFAULT_PATTERNS["gemini"],
+            b"You are a specialized system component responsible for distilling chat history into a structured XML ",
+        ),
         (r"(?s)## Decisions.*## Open TODOs.*## Exact identifiers", b"## Exact identifiers"),  # the longest phrase
         (r"^Summarise the session so far\.$", b"Summarise the session so far."),
         (r"(?s)Compact this:.+?END\Z", b"Compact this:"),
@@ -235,7 +239,7 @@ def captured_requests() -> list[tuple[str, str, dict, dict]]:
 
 def test_every_request_a_real_host_sent_that_is_recognised_passes_the_screen():
     """The captured requests of Hermes, OpenClaw and Gemini CLI (compactions and the turns around them): each
-    one a host recognises passes the screen; the ones none does are screened out, never decoded."""
+    one a host recognises passes the screen, and the ordinary turns after a compaction do not."""
     from tests.conftest import SHARED, need_shared
 
     need_shared(SHARED / "e2e")
@@ -244,7 +248,7 @@ def test_every_request_a_real_host_sent_that_is_recognised_passes_the_screen():
         pytest.skip("no captured requests in ../shared/e2e/*/samples")
     patterns = Config().proxy.patterns
     screen = Screen(patterns)
-    recognised = 0
+    recognised, screened_out = 0, 0
     for name, path, body, headers in samples:
         wire = wire_of(path)
         if wire is None:
@@ -256,4 +260,6 @@ def test_every_request_a_real_host_sent_that_is_recognised_passes_the_screen():
             passed = screen.might_be_compaction(RawRequest(path, wire, names, [data[:1000], data[1000:]]))
             assert passed or not found, (name, found)
         recognised += found is not None
-    assert recognised >= 2  # Hermes' and OpenClaw's compactions are among them
+        screened_out += not screen.might_be_compaction(RawRequest(path, wire, names, [json.dumps(body).encode()]))
+    assert recognised >= 3  # Gemini CLI's, Hermes' and OpenClaw's compactions are among them
+    assert screened_out >= 2  # the turns after a compaction (Hermes', OpenClaw's) are never decoded
