@@ -97,3 +97,46 @@ def test_benchmark_scaling_table():
     assert all(float(row[7]) > 0 for row in rows)  # peak RSS of the process that ran the stages
     assert all(" ms, " in row[8] for row in rows)  # sjc prune --json as a process, under the evidence limit
     assert "growth exponent" in r.stdout
+
+
+@pytest.mark.slow
+def test_proxy_benchmark_smoke():
+    """``benchmarks/proxy.py`` runs end to end on a few requests: every row and column, the concurrent
+    streams, a judged compaction (its figures are printed, never asserted)."""
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "proxy.py"),
+            "--rounds",
+            "2",
+            "--streams",
+            "4",
+            "--compactions",
+            "1",
+            "--also",
+            f"plain relay={sys.executable} {ROOT / 'benchmarks' / 'relays.py'} uvicorn+aiohttp {{port}} {{upstream}}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = r.stdout
+    for row in (
+        "2 KB body, JSON answer",
+        "2 MB body, JSON answer",
+        "2 KB body, 400 SSE events",
+        "2 MB body, 400 SSE events",
+    ):
+        assert row in out
+    lines = out.splitlines()
+
+    def column(name: str) -> int:  # the hop's line in each of the four rows and in the concurrent streams
+        return sum(ln.startswith(f"    {name} ") for ln in lines)
+
+    assert column("sjc proxy") == 4 + 1 and column("plain relay") == 4 + 1
+    assert out.count("target: ") == 4
+    assert "nginx: not installed" in out or column("nginx") == 4 + 1
+    assert "4 concurrent streams of 400 events" in out and "RSS idle" in out
+    assert out.count("the judgment adds") == 2 and out.count("sjc proxy said: recognised, judged") == 2

@@ -17,7 +17,7 @@ is the host's to say (``hosts/<host>.py``): a format only reads the structure.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -41,6 +41,40 @@ class WireRequest:
     path: str
     body: dict[str, Any]
     headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class RawRequest:
+    """A model request before its body is decoded: its path, wire format, headers (lower-case names) and
+    body as the pieces it arrived in. ``holds`` says whether byte strings occur in the body, across the
+    pieces too: how the proxy tells a request that cannot be a compaction from one that might
+    (``hosts/base.py``). The body may still be arriving (``chunks`` grows): each piece is searched once
+    for a marker, however often it is asked about, so the proxy asks as the pieces come."""
+
+    path: str
+    wire: str
+    headers: Mapping[str, str]
+    chunks: Sequence[bytes]
+    # per marker: the pieces searched so far, the body's last len(marker) - 1 bytes by then, found
+    _searched: dict[bytes, tuple[int, bytes, bool]] = field(default_factory=dict, repr=False)
+
+    def holds(self, *markers: bytes) -> bool:
+        """Whether any of ``markers`` occurs in the body (as far as it has arrived)."""
+        return any(self._holds(marker) for marker in markers)
+
+    def _holds(self, marker: bytes) -> bool:
+        done, tail, found = self._searched.get(marker, (0, b"", False))
+        if found or done == len(self.chunks):
+            return found
+        k = len(marker) - 1  # a marker across two pieces starts in the last k bytes before the second
+        for chunk in self.chunks[done:]:
+            if marker in chunk or (k and tail and marker in tail + chunk[:k]):
+                found = True
+                break
+            if k:
+                tail = (tail + chunk[-k:])[-k:]
+        self._searched[marker] = (len(self.chunks), tail, found)
+        return found
 
 
 @dataclass(frozen=True, slots=True)

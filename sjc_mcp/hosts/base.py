@@ -9,6 +9,15 @@ A host module (``hosts/<host>.py``) says everything sjc needs to know about that
   ``session_of(request)``. ``pattern`` is the host's ``[proxy] patterns`` entry, compiled (None when
   unset). Hosts without these are recognised by their pattern alone (``by_pattern``) and their request
   read plainly (``plain_boundary``).
+- which requests can be its compaction at all, told from the raw bytes (optional; every request through
+  the proxy is asked, and almost none is a compaction, so none is decoded unless one host says it might
+  be): ``MARKERS``, byte strings of which every request its ``recognise`` accepts (with its default
+  ``[proxy] patterns`` entry, if it uses one) holds at least one, e.g. the fixed words of its compaction
+  prompt. They are matched in the undecoded JSON body: take plain ASCII words, without ``"``, ``\\``,
+  ``/``, ``<``, ``>``, ``&`` or ``'`` (some JSON encoders escape those). A host told apart by more than
+  its body (a path, a header) defines ``screen(raw: RawRequest) -> bool`` instead: False only when
+  ``recognise`` would certainly not accept it. A host with ``recognise`` and neither of these has every
+  request on a wire format decoded and handed to it (correct, only slower); see ``proxy/screen.py``.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from sjc_mcp.errors import TranscriptError
-from sjc_mcp.formats import Compaction, WireRequest, anthropic
+from sjc_mcp.formats import Compaction, RawRequest, WireRequest, anthropic
 from sjc_mcp.formats._parts import text_of
 from sjc_mcp.hosts._cc_index import Index, Walk
 from sjc_mcp.hosts._cc_index import chain as _chain
@@ -299,6 +299,16 @@ def boundary_count(path: str | Path) -> int:
 
 WRAPPER = "This session is being continued from a previous conversation"
 _SESSION = re.compile(r"_session_([0-9A-Za-z-]+)")
+
+
+# in the raw body of every request ``recognise`` accepts with the default pattern (the words all three
+# compaction prompts share): any other request goes by undecoded
+MARKERS = (b"Your task is to create a detailed summary of ",)
+
+
+def screen(raw: RawRequest) -> bool:
+    """Whether ``recognise`` might accept the request: its prompt's words, on the Messages API."""
+    return raw.wire == "anthropic" and raw.holds(*MARKERS)
 
 
 def recognise(req: WireRequest, pattern: re.Pattern[str] | None) -> Compaction | None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sjc_mcp.errors import TranscriptError
-from sjc_mcp.formats import Compaction, WireRequest, openai_responses
+from sjc_mcp.formats import Compaction, RawRequest, WireRequest, openai_responses
 from sjc_mcp.hosts.base import Boundary, Item, by_pattern, choose, plain_boundary, str_or_none
 
 MID_SESSION = "the rollout starts mid-session (its first record is not the session's session_meta)"
@@ -131,9 +131,11 @@ def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
 
 PREFIX = "Another language model started to solve this problem"
 METADATA = "x-codex-turn-metadata"
+# the default pattern's words, in the raw body of a request recognised by its prompt
+MARKERS = (b"You are performing a CONTEXT CHECKPOINT COMPACTION",)
 
 
-def turn_metadata(req: WireRequest) -> dict[str, Any] | None:
+def turn_metadata(req: WireRequest | RawRequest) -> dict[str, Any] | None:
     """Codex's ``x-codex-turn-metadata`` header, parsed (None when absent or not a JSON object)."""
     raw = req.headers.get(METADATA)
     if not raw:
@@ -158,6 +160,18 @@ def recognise(req: WireRequest, pattern: re.Pattern[str] | None) -> Compaction |
             return False
         return Compaction("codex", "x-codex-turn-metadata request_kind compaction")
     return by_pattern(req, "codex", pattern)
+
+
+def screen(raw: RawRequest) -> bool:
+    """Whether ``recognise`` might accept the request, told without decoding its body: the path or the
+    trigger item of a server-side compaction, else the request kind its turn metadata names, else the
+    prompt's words."""
+    if raw.wire == "responses" and (raw.path.endswith("/responses/compact") or raw.holds(b"compaction_trigger")):
+        return True
+    meta = turn_metadata(raw)
+    if meta is not None and "request_kind" in meta:
+        return meta["request_kind"] == "compaction"
+    return raw.holds(*MARKERS)
 
 
 def _user_text(text: str) -> Item | str | None:

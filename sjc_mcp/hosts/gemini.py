@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from sjc_mcp.errors import TranscriptError
-from sjc_mcp.formats import Compaction, WireRequest
+from sjc_mcp.formats import Compaction, RawRequest, WireRequest
 from sjc_mcp.formats import gemini as wire
 from sjc_mcp.hosts.base import Boundary, Item, choose
 
@@ -246,6 +246,14 @@ COMPRESS_SYSTEM = (
 )
 FIRST_PASS = ("Generate a new <state_snapshot>", "A previous <state_snapshot> exists")
 VERIFY_PASS = "Critically evaluate the <state_snapshot>"
+# in the raw body of every request ``recognise`` accepts with the default pattern (its instruction's words
+# before the first character a JSON encoder may escape)
+MARKERS = (COMPRESS_SYSTEM.split("<", 1)[0].encode(),)
+
+
+def screen(raw: RawRequest) -> bool:
+    """Whether ``recognise`` might accept the request: its compression instruction's words, on the Gemini API."""
+    return raw.wire == wire.NAME and raw.holds(*MARKERS)
 
 
 def _pass(req: WireRequest) -> str | None:

@@ -167,6 +167,9 @@ def message_items(m: dict[str, Any]) -> list[Item]:
 
 # ---- the proxy: Hermes' compaction request ---------------------------------------------------------------
 
+# in the raw body of every request ``recognise`` accepts by its shape (its prompt's opening words)
+MARKERS = (hermes_prompt.PREAMBLE.encode(),)
+
 
 def recognise(req: WireRequest, pattern: re.Pattern[str] | None) -> Compaction | None:
     """Hermes' compaction by its shape: a request of one user message and no tools whose text is Hermes'

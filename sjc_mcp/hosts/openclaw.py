@@ -279,6 +279,10 @@ def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
     )
 
 
+# in the raw body of every request ``recognise`` accepts (its summariser's system prompt)
+MARKERS = (prompt.SYSTEM.encode(),)
+
+
 def _summarising(req: WireRequest) -> str | None:
     """The request's conversation text when it is one of OpenClaw's summarising requests."""
     wire = module(req.wire)

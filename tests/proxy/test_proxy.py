@@ -632,3 +632,20 @@ def test_an_answer_the_upstream_breaks_off_is_forwarded_as_sent(own_proxy, upstr
         assert "forwarded as far as it came" in stderr_of(own_proxy)[-1]
     else:
         assert recs == []
+
+
+@pytest.mark.slow
+def test_a_pattern_that_is_no_phrase_has_every_request_decoded_and_still_recognises(upstream, tmp_path):
+    """A ``[proxy] patterns`` entry the screen cannot look for undecoded (here case-insensitive) costs a
+    decode of every request on a wire format, says so at start, and recognises what it matches."""
+    config = '[proxy]\npatterns = { claude-code = "(?i)\\\\Aplease write the handoff" }\n'
+    p = Proxy(upstream.url, tmp_path / "home", config)
+    try:
+        messages = [*anthropic_history()[:-1], {"role": "user", "content": "Please write the handoff summary now."}]
+        r = httpx.post(p.url + "/v1/messages", json={"model": "m", "max_tokens": 100, "messages": messages})
+        assert r.status_code == 200
+        rec = p.log()[-1]
+    finally:
+        lines = stderr_of(p)
+    assert rec["op"] == "proxy" and rec["host"] == "claude-code" and rec["recognised_by"] == "last user message"
+    assert lines[0].startswith("sjc proxy: every request is decoded") and "claude-code" in lines[0]
