@@ -135,9 +135,16 @@ def test_eval_text_shows_sets_sections_and_groups_left_out():
     need_shared(DEV)
     r = run("eval", str(DEV / "syn-dev-01.json"), str(DEV / "syn-dev-02.json"), str(DEV / "real-cc-04.json"), "--loo")
     assert r.returncode == 0, r.stderr
-    for line in ("per set", "leave one set out", "leave one session out", "per section (* forward-looking)"):
+    for line in (
+        "per set",
+        "leave one project out",
+        "leave one set out",
+        "leave one session out",
+        "per section (* forward-looking)",
+        "prune precision",
+    ):
         assert line in r.stdout
-    assert "*Pending Tasks" in r.stdout and " All user messages" in r.stdout
+    assert "* Pending Tasks" in r.stdout and "  All user messages" in r.stdout
 
 
 def test_paper_policy_counts_user_messages_as_unsupported():
