@@ -152,6 +152,9 @@ class JudgeRequest:
     assistant_prose: list[str] = field(default_factory=list)
     # every source the evidence was cut from, in span order (a chunk's ``source`` indexes it)
     sources: list[Source] = field(default_factory=list)
+    # every word of those sources (the evidence index's vocabulary: lower-cased [a-z0-9] runs of two or more,
+    # stopwords out): is a name the entry gives anywhere in the span? Empty: not worked out
+    vocabulary: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -119,6 +119,7 @@ def build_request(
         entries=entries,
         assistant_prose=list(assistant_prose),
         sources=pool,
+        vocabulary=index.vocab,
     )
 
 

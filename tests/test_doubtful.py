@@ -79,7 +79,11 @@ def test_the_audit_shows_doubtful_entries_as_doubtful(tmp_path):
     port = next(e for e in b["entries"] if "Port the importer" in e["text"])
     assert port["decision"] == "keep" and port["reason"].startswith("doubtful, kept")
     term = subprocess.run(
-        [sjc_exe(), "audit", "--log", str(log)], capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "200"}
+        [sjc_exe(), "audit", "--log", str(log)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "200"},
     )
     assert term.returncode == 0, term.stderr
     flat = " ".join(term.stdout.split())
