@@ -294,6 +294,9 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
         unbacked=[k for k in kinds if not any(k in c.kinds for c in span.calls)] or None,
         plan=bool(directive) or f["forward"] > 0,
     )
+    if todo and not asked and not follows:  # what to show for a to-do: how near a user message comes to it
+        line = _line_of(user_text, weight, span) if user_text is not None and user > 0 else None
+        finding.user_line = (line, span.places.of(user_src)) if line else None
     if back.share >= 0.5 and back.call is not None:
         finding.done, finding.done_place = back.call, span.places.of(back.call.source)
     if conflict:

@@ -78,6 +78,7 @@ class Finding:
     todo: bool = False  # a to-do
     asked: bool = False  # … that a user message may ask for
     follows: str | None = None  # … that a failure line of an output calls for
+    user_line: tuple[str, str] | None = None  # … the user's line nearest to it, and where it is
 
 
 def grounds(f: Finding) -> str | None:
@@ -111,6 +112,11 @@ def reason(f: Finding) -> str:
             return f"{f.place or 'evidence'}: {quoted(f.quote)}"
         return "supported: its words and names occur in the evidence"
     why = grounds(f)
+    if why is not None and f.todo and not (f.conflict or f.unmade or f.missing or f.tally_prose or f.unbacked_claim):
+        if f.user_line:  # what a reader checks a to-do against: the user's own words
+            line, place = f.user_line
+            return f"{why}; the nearest a user message comes: {quoted(line)} ({place})"
+        return f"{why}; no user message shares its words"
     if why is None:  # no reason to delete it a person could check: it is kept (doubtful)
         why = "nothing in the span says it, but nothing it names is missing and nothing contradicts it"
         if f.todo and f.follows:
