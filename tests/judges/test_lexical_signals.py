@@ -298,8 +298,9 @@ def test_every_decision_on_a_dev_case_carries_a_reason():
             assert j.reason.startswith(("no source: ", "contradicted: ")), j.reason
         else:
             assert not j.reason.startswith(("no source", "contradicted")), j.reason
-        if j.quote and not j.contradicted:
-            assert "; nearest, does not support: " in j.reason
+        if j.quote and not j.contradicted:  # what it was checked against: the nearest evidence, or for a to-do
+            # the user's line that comes nearest to it
+            assert "; nearest, does not support: " in j.reason or "; the nearest a user message comes: " in j.reason
     for j in high:
         assert j.reason.startswith("done: ") or ", turn " in j.reason or j.reason.startswith("previous summary")
 
