@@ -110,6 +110,8 @@ class Span:
             w for s in sources for w in tokens(f"{s.call or ''}\n{s.content}")
         }
         self.user_words = [uw for _, _, uw in self.users]
+        # where a rule set for the work may come from: a user message or the previous summary
+        self.stated_words = self.user_words + ([words(request.previous_summary)] if request.previous_summary else [])
         self.prose_words: set[str] = set().union(*(pw for _, pw in self.prose)) if self.prose else set()
         self._failures: grounds.Failures | None = None
 
@@ -276,7 +278,8 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
     given = grounds.names(text, an)
     gone = grounds.missing(given, span.vocabulary)
     todo = grounds.is_todo(section, text, directive, done_marked(text))
-    asked = todo and grounds.asked(ew, span.user_words)
+    rule = not todo and grounds.is_rule(section, text)
+    asked = (todo and grounds.asked(ew, span.user_words)) or (rule and grounds.asked(ew, span.stated_words))
     follows = span.failures.calling_for(ew, given) if todo and not asked and grounds.fixing(text) else None
     finding = Finding(
         score=0.0,
@@ -285,6 +288,7 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
         missing=gone or None,
         missing_in_prose=bool(gone) and all(grounds.holds(span.prose_words, n) for n in gone),
         todo=todo,
+        rule=rule,
         asked=asked,
         follows=follows,
         unbacked_claim=[k for k in kinds if k in grounds.CHECKED_KINDS and not any(k in c.kinds for c in span.calls)]
@@ -294,7 +298,7 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
         unbacked=[k for k in kinds if not any(k in c.kinds for c in span.calls)] or None,
         plan=bool(directive) or f["forward"] > 0,
     )
-    if todo and not asked and not follows:  # what to show for a to-do: how near a user message comes to it
+    if (todo or rule) and not asked and not follows:  # what to show for a to-do: how near a user message comes
         line = _line_of(user_text, weight, span) if user_text is not None and user > 0 else None
         finding.user_line = (line, span.places.of(user_src)) if line else None
     if back.share >= 0.5 and back.call is not None:

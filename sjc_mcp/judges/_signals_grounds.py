@@ -72,9 +72,14 @@ def definition(text: str) -> bool:
 
 ASKED_COVER = 0.5  # an informative word share of a to-do a user message holds: it may be the user's ask
 ASKED_ALL = 0.4  # … and a share of all its words
+LAST_SHARED = 2  # informative words a to-do shares with the last user message: it may be that message's ask
 
 
 _STATUS = re.compile(r"^(?:none|no|nothing|n/a)\b", re.IGNORECASE)
+# an item marked as still to do: "⏳ Still need …", "[ ] …", "[TODO] …", "… (pending)"
+_PENDING_MARK = re.compile(
+    r"^[\s>*+\-\d.)]*(?:⏳|🔄|\[ \]|\[(?:todo|pending)\])|.*\((?:pending|todo)\)\s*$", re.IGNORECASE
+)
 
 
 def is_todo(section: str, text: str, directive: float, done: bool) -> bool:
@@ -87,7 +92,20 @@ def is_todo(section: str, text: str, directive: float, done: bool) -> bool:
         return is_forward_section(section)
     if _TODO_SECTION.search(section):
         return True
-    return is_forward_section(section) and directive >= 1.0
+    return is_forward_section(section) and (directive >= 1.0 or _PENDING_MARK.match(text) is not None)
+
+
+# a rule: in a section of constraints or requirements, worded as one ("Never …", "Do not …", "Goal: …")
+_RULE_SECTION = re.compile(r"constraint|rule|requirement|preference|guardrail", re.IGNORECASE)
+_RULE = re.compile(
+    r"^(?:\*\*)?(?:never|do not|don't|avoid|always|only|must|no |goal|requirement|constraint|use only)\b",
+    re.IGNORECASE,
+)
+
+
+def is_rule(section: str, text: str) -> bool:
+    """Is the entry a rule set for the work (whose only source is a user message or the previous summary)?"""
+    return _RULE_SECTION.search(section) is not None and _RULE.match(strip_marker(text).lstrip("*")) is not None
 
 
 def _identifier(token: str, alone_in_code: bool) -> bool:
@@ -182,7 +200,8 @@ def asked(entry_words: set[str], users: list[set[str]]) -> bool:
         u = stems(uw)
         if len(info & u) >= need and len(every & u) >= ASKED_ALL * len(every):
             return True
-    return False
+    # the last user message before the compaction is where pending work most often comes from, in its own words
+    return bool(users) and len(info & stems(users[-1])) >= LAST_SHARED
 
 
 def fixing(text: str) -> bool:

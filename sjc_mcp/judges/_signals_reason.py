@@ -76,7 +76,8 @@ class Finding:
     missing_in_prose: bool = False  # … and that the agent's own words give
     unbacked_claim: list[str] | None = None  # kinds of action it claims done that no call of the span was
     todo: bool = False  # a to-do
-    asked: bool = False  # … that a user message may ask for
+    rule: bool = False  # a rule set for the work ("Never …", "Goal: …" among the constraints)
+    asked: bool = False  # … that a user message may ask for (a rule: or the previous summary state)
     follows: str | None = None  # … that a failure line of an output calls for
     user_line: tuple[str, str] | None = None  # … the user's line nearest to it, and where it is
 
@@ -98,6 +99,8 @@ def grounds(f: Finding) -> str | None:
         return f"no source: it says a {'/'.join(f.unbacked_claim)} was done, and no such call ran in the span"
     if f.todo and not f.asked and not f.follows:
         return "no source: a to-do that no user message asks for and no failing output calls for"
+    if f.rule and not f.asked:
+        return "no source: a rule that no user message or previous summary sets"
     return None
 
 
@@ -112,7 +115,8 @@ def reason(f: Finding) -> str:
             return f"{f.place or 'evidence'}: {quoted(f.quote)}"
         return "supported: its words and names occur in the evidence"
     why = grounds(f)
-    if why is not None and f.todo and not (f.conflict or f.unmade or f.missing or f.tally_prose or f.unbacked_claim):
+    plain = not (f.conflict or f.unmade or f.missing or f.tally_prose or f.unbacked_claim)
+    if why is not None and (f.todo or f.rule) and plain:
         if f.user_line:  # what a reader checks a to-do against: the user's own words
             line, place = f.user_line
             return f"{why}; the nearest a user message comes: {quoted(line)} ({place})"
@@ -123,6 +127,8 @@ def reason(f: Finding) -> str:
             why = f"a to-do a failing output may call for ({quoted(f.follows, 100)})"
         elif f.todo and f.asked:
             why = "a to-do a user message may ask for"
+        elif f.rule and f.asked:
+            why = "a rule a user message or the previous summary may set"
         elif f.tally:
             why = f"no output states {', '.join(f.tally[:3])}, but it may count what the outputs list"
         elif f.prose_only:

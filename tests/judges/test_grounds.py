@@ -71,6 +71,32 @@ def test_what_is_a_to_do():
     assert g.is_todo("Pending user asks", "Post a timing table in the PR", 1.0, False)
     assert not g.is_todo("Primary Request and Intent", "Remove the session ID fallback", 1.0, False)
     assert not g.is_todo("Errors and fixes", "Fix: added the grace period", 1.0, False)
+    assert g.is_todo("Current Work", "⏳ Still need: `rewind.go`, `resume.go`", 0.5, False)  # marked as still to do
+
+
+def test_what_is_a_rule():
+    assert g.is_rule("Constraints/Rules", "Do not commit anything; the user commits himself.")
+    assert g.is_rule("Constraints & Preferences", "- **Never** touch the `accounts` table")
+    assert g.is_rule("active_constraints", "Goal: CI under 8 minutes per PR")
+    assert not g.is_rule("Constraints", "Each worker needs its own database")  # not worded as a rule
+    assert not g.is_rule("Key Technical Concepts", "Never block the event loop")  # not among the constraints
+
+
+def test_a_rule_no_user_message_or_previous_summary_sets(tmp_path):
+    summary = (
+        "## Constraints & Preferences\n"
+        "- Do not commit anything; the user reviews the changes himself.\n"
+        "- Never write to the `accounts` table from these migrations.\n"
+        "\n## Files and Code Sections\n- `db/migrate.sql`: the migration\n- `src/app.py`: app\n- `src/db.py`: db\n"
+    )
+    sources = [
+        user("add the currency column; never write to the accounts table, other services own it"),
+        bash("ls db src", "migrate.sql app.py db.py"),
+    ]
+    got = judged(summary, sources, tmp_path)
+    made_up = got["Do not commit anything; the user reviews the changes himself."]
+    assert made_up.decision == "prune" and "a rule that no user message or previous summary sets" in made_up.reason
+    assert got["Never write to the `accounts` table from these migrations."].decision != "prune"
 
 
 def test_a_to_do_a_user_message_asks_for():
@@ -78,13 +104,17 @@ def test_a_to_do_a_user_message_asks_for():
     assert g.asked(words("Add `Currency` to the `Invoice` struct in `internal/billing/invoice.go`."), users)
     assert not g.asked(words("Open a PR with the three migrations and the regenerated sqlc code."), users)
     # the user asked for the feature, not for this step of it
-    users = [words("yes, please implement the token calculation")]
+    users = [words("yes, please implement the token calculation"), words("thanks, looks good")]
     assert not g.asked(words("Run tests to verify token calculation tests pass"), users)
     # a to-do of generic words only asks for nothing in particular
     assert not g.asked(words("Commit and push"), [words("commit and push when done")])
     # plurals and verb endings
     users = [words("ah copilot left some comments on the review, let's look at them")]
     assert g.asked(words("Look at the Copilot comment"), users)
+    # the last user message, where pending work comes from, in words of its own: two informative words shared
+    earlier, last = words("please add a proposal section to the docs"), words("I do not agree with the proposed parser")
+    todo = words("Discuss the proposed fix with the user before changing the parser")
+    assert g.asked(todo, [earlier, last]) and not g.asked(todo, [last, earlier])
 
 
 def test_a_to_do_a_failing_output_calls_for():
