@@ -115,6 +115,18 @@ class Span:
         self.prose_words: set[str] = set().union(*(pw for _, pw in self.prose)) if self.prose else set()
         self._failures: grounds.Failures | None = None
 
+    @property
+    def failures(self) -> grounds.Failures:
+        """The failure lines of the span's checks and failed calls (read at the first to-do that asks)."""
+        if self._failures is None:  # the outputs of checks (tests, lint, builds, merges) and of failed calls
+            checks = {c.source: c for c in self.calls if not c.ok or c.kinds & grounds.REPORTING_KINDS}
+            self._failures = grounds.Failures(
+                (s.content, i in checks and "lint" in checks[i].kinds)
+                for i, s in enumerate(self.sources)
+                if s.kind == "tool_output" and (s.is_error or (i in checks and is_shell_tool(s.name)))
+            )
+        return self._failures
+
     def in_evidence(self, anchor: str, near: Sequence[str] = ()) -> bool:
         """Is ``anchor`` in the pooled evidence as a whole token (``found``; worked out once per anchor:
         a summary's entries name the same files and identifiers again and again)? ``near``: the texts of

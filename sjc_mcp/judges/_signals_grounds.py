@@ -50,6 +50,13 @@ _FAILURE_LINE = re.compile(
     r"\S+\.\w{1,5}:\d+:\d+:\s|\S+\.\w{1,5}:\d+:\s*(?:error|warning)\b|[\w.]*(?:Error|Exception):)"
     r"|\b\d+ (?:failed|failing|errors?)\b|\bundefined: |\bcannot find\b|\bMerge conflict\b",
 )
+# what a line must hold to be such a report (each looked for with str.find in the lower-cased output: a
+# line is read only when it holds one), and the lines of a linter's output ("x.go:10:2: message")
+_FAILURE_WORDS = (
+    "fail", "error", "fatal:", "panic:", "traceback", "conflict", "not ok", "undefined: ", "cannot find",
+    "exception", "✗", "×", "✘",
+)  # fmt: skip
+_LINT_LINE = re.compile(r"^\S+\.\w{1,5}:\d+:\d+:?\s", re.MULTILINE)
 # a to-do that fixes something: its verb
 _FIXING = re.compile(
     r"\b(?:fix|resolve|repair|address|handle|investigate|debug|correct|silence|clear|unbreak|make\b[^.\n]{0,60}\bpass|"
@@ -57,6 +64,8 @@ _FIXING = re.compile(
     re.IGNORECASE,
 )
 MAX_FAILURE_LINES = 4000
+# the kinds of command whose output reports failures a to-do may follow from (besides any failed call)
+REPORTING_KINDS = frozenset({"test", "lint", "build", "merge", "format", "install"})
 # the kinds of completed action whose absence from the span's calls is a reason to delete: a push, a
 # commit, a test run … (an edit or a deletion may be said of code in many words, so not those)
 CHECKED_KINDS = frozenset(
@@ -210,16 +219,31 @@ def fixing(text: str) -> bool:
 
 
 class Failures:
-    """The lines of the span's command outputs that report a failure, with their words (read once)."""
+    """The lines of the span's check outputs and failed calls that report a failure, with their words
+    (read once)."""
 
-    def __init__(self, outputs: Iterable[str]) -> None:
+    def __init__(self, outputs: Iterable[tuple[str, bool]]) -> None:
+        """``outputs``: each output's text, and whether it is a linter's (every line a finding)."""
         self.lines: list[tuple[str, set[str]]] = []
-        for text in outputs:
-            for line in text[:200_000].splitlines():
-                if len(self.lines) >= MAX_FAILURE_LINES:
-                    return
-                if _FAILURE_LINE.search(line[:300]):
-                    self.lines.append((line.strip()[:300], words(line[:300])))
+        for raw, lint in outputs:
+            text = raw[:200_000]
+            low = text.lower()
+            starts: set[int] = set()
+            for w in _FAILURE_WORDS:
+                i = low.find(w)
+                while i != -1:
+                    starts.add(low.rfind("\n", 0, i) + 1)
+                    end = low.find("\n", i)
+                    i = -1 if end == -1 else low.find(w, end)
+            if lint:
+                starts.update(m.start() for m in _LINT_LINE.finditer(text))
+            for a in sorted(starts):
+                b = text.find("\n", a)
+                line = text[a : b if b != -1 else len(text)][:300]
+                if _FAILURE_LINE.search(line) or (lint and _LINT_LINE.match(line)):
+                    self.lines.append((line.strip(), words(line)))
+                    if len(self.lines) >= MAX_FAILURE_LINES:
+                        return
 
     def calling_for(self, entry_words: set[str], entry_names: list[str]) -> str | None:
         """A failure line the to-do follows from: it gives one of its names, or two informative words."""

@@ -120,8 +120,9 @@ def test_a_to_do_a_user_message_asks_for():
 def test_a_to_do_a_failing_output_calls_for():
     failures = g.Failures(
         [
-            "ok  \tpkg/a\nFAIL\tpkg/b [build failed]\ncmd/cli/transcript_test.go:942:15: undefined: json\n",
-            "Auto-merging x.go\nCONFLICT (content): Merge conflict in cmd/cli/strategy/auto_commit.go\n",
+            ("ok  \tpkg/a\nFAIL\tpkg/b [build failed]\ncmd/cli/transcript_test.go:942:15: undefined: json\n", False),
+            ("Auto-merging x.go\nCONFLICT (content): Merge conflict in cmd/cli/strategy/auto_commit.go\n", False),
+            ("src/parse.rs:10:5: unused variable `depth`\n", True),
         ]
     )
     ew = words("Fix the missing `encoding/json` import in transcript_test.go")
@@ -129,9 +130,10 @@ def test_a_to_do_a_failing_output_calls_for():
     assert "undefined: json" in (failures.calling_for(ew, g.names("`transcript_test.go`")) or "")
     assert failures.calling_for(words("Resolve the conflict in auto_commit.go"), ["auto_commit.go"])
     assert failures.calling_for(words("Document the README"), []) is None
+    assert failures.calling_for(words("Fix the unused `depth` in parse.rs"), ["parse.rs"])  # a linter's finding
     assert not g.fixing("Add a Storybook story for `DateRangePicker`")
     # code read from a file is not a failure report
-    assert g.Failures(['    return fmt.Errorf("failed to open: %w", err)\n']).lines == []
+    assert g.Failures([('    return fmt.Errorf("failed to open: %w", err)\n', False)]).lines == []
 
 
 def test_to_dos_through_the_judge(tmp_path):
