@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sjc_mcp.config import Config
+from sjc_mcp.errors import InputError
 from sjc_mcp.eval.cases import Case, case_paths, load_case, match_labels
 from sjc_mcp.judges.base import Judge
 from sjc_mcp.metrics import auroc
@@ -141,8 +142,14 @@ def evaluate(
         "session": {p.case.id: _session(p.case) for p in prepared},
     }
     reports = {}
+    unfit: dict[str, str] = {}
     for name, group in splits.items():
         models = _fit_out({k: v for k, v in rows.items() if k in fitted}, group)
+        if any(m is None for m in models.values()):  # a group whose others give no labelled entries of both kinds
+            unfit[name] = ", ".join(sorted(g for g, m in models.items() if m is None))
+            if name != ("project" if lopo else "case"):
+                continue
+            raise InputError(f"cannot leave one {name} out: nothing of both kinds to fit on without {unfit[name]}")
 
         def pick(cid: str, m: dict[str, Any] = models, g: dict[str, str] = group) -> Any:
             return m[g[cid]]
@@ -156,6 +163,8 @@ def evaluate(
     report["group_out"] = {
         name: {"overall": r["overall"], **dict(r["by_set"].items())} for name, r in reports.items() if name != main
     }
+    if unfit:
+        report["group_out_skipped"] = {name: f"nothing to fit on without {g}" for name, g in unfit.items()}
     return report
 
 
@@ -178,9 +187,12 @@ def _fit_out(rows: dict[str, list[tuple[list[float], bool]]], group: dict[str, s
     that may be fitted on)."""
     from sjc_mcp.judges.lexical import LexicalJudge, fit_weights
 
-    models = {}
+    models: dict[str, Any] = {}
     for g in sorted(set(group.values())):
         train = [r for cid, rs in rows.items() if group[cid] != g for r in rs]
+        if not any(y for _, y in train) or all(y for _, y in train):
+            models[g] = None  # nothing to fit on: entries of both kinds are needed
+            continue
         models[g] = LexicalJudge(fit_weights([r[0] for r in train], [r[1] for r in train]))
     return models
 
@@ -427,6 +439,8 @@ def render_text(report: dict[str, Any]) -> str:
         _HEAD,
     ]
     lines += [_row(name, m) for name, m in report["by_set"].items()]
+    for split, why in report.get("group_out_skipped", {}).items():
+        lines += ["", f"leave one {split} out: not measured ({why})"]
     for split, parts in report.get("group_out", {}).items():
         what = {
             "set": "fitted on the other set",

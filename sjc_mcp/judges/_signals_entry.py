@@ -110,8 +110,8 @@ class Span:
             w for s in sources for w in tokens(f"{s.call or ''}\n{s.content}")
         }
         self.user_words = [uw for _, _, uw in self.users]
-        # where a rule set for the work may come from: a user message or the previous summary
-        self.stated_words = self.user_words + ([words(request.previous_summary)] if request.previous_summary else [])
+        # what the previous summary carried over, line by line: a to-do or rule of it is not the compressor's
+        self.carried = [w for w in map(words, (request.previous_summary or "").splitlines()) if w]
         self.prose_words: set[str] = set().union(*(pw for _, pw in self.prose)) if self.prose else set()
         self._failures: grounds.Failures | None = None
 
@@ -291,7 +291,7 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
     gone = grounds.missing(given, span.vocabulary)
     todo = grounds.is_todo(section, text, directive, done_marked(text))
     rule = not todo and grounds.is_rule(section, text)
-    asked = (todo and grounds.asked(ew, span.user_words)) or (rule and grounds.asked(ew, span.stated_words))
+    asked = (todo or rule) and grounds.asked(ew, span.user_words, span.carried)
     follows = span.failures.calling_for(ew, given) if todo and not asked and grounds.fixing(text) else None
     finding = Finding(
         score=0.0,
@@ -303,8 +303,9 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
         rule=rule,
         asked=asked,
         follows=follows,
+        # (an action a user message reports, "I pushed it", is the user's word for it)
         unbacked_claim=[k for k in kinds if k in grounds.CHECKED_KINDS and not any(k in c.kinds for c in span.calls)]
-        if kinds and not grounds.definition(text)
+        if kinds and not grounds.definition(text) and user < grounds.ASKED_COVER
         else None,
         prose_only=_line_of(prose_best[0], weight, span) if prose_best and f["prose"] > 0.25 else None,
         unbacked=[k for k in kinds if not any(k in c.kinds for c in span.calls)] or None,

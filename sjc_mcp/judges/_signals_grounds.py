@@ -14,7 +14,7 @@ user message may have asked for, and whether a failing output calls for it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from sjc_mcp.judges._signals_text import CODE, anchors, strip_marker, words
 from sjc_mcp.text import STOPWORDS, is_forward_section, is_user_section
@@ -60,7 +60,10 @@ _LINT_LINE = re.compile(r"^\S+\.\w{1,5}:\d+:\d+:?\s", re.MULTILINE)
 # a to-do that fixes something: its verb
 _FIXING = re.compile(
     r"\b(?:fix|resolve|repair|address|handle|investigate|debug|correct|silence|clear|unbreak|make\b[^.\n]{0,60}\bpass|"
-    r"get\b[^.\n]{0,60}\bpassing|update\b[^.\n]{0,60}\bto (?:pass|match|compile))",
+    r"get\b[^.\n]{0,60}\bpassing|update\b[^.\n]{0,60}\bto (?:pass|match|compile)|"
+    # or what it acts on is what failed: "add the missing import", "remove the unused variable", "re-run the
+    # failing test"
+    r"missing|unused|failing|failed|broken|flaky|undefined|unresolved)\b",
     re.IGNORECASE,
 )
 MAX_FAILURE_LINES = 4000
@@ -196,16 +199,17 @@ def stems(ws: Iterable[str]) -> set[str]:
     return {_stem(w) for w in ws}
 
 
-def asked(entry_words: set[str], users: list[set[str]]) -> bool:
-    """May a user message have asked for this to-do? One holds at least half of its informative words
-    (what it is about, ``GENERIC`` words left out) and ``ASKED_ALL`` of all its words (what to do about it:
-    "run the tests for X" is not asked by "implement X")."""
+def asked(entry_words: set[str], users: Sequence[set[str]], carried: Sequence[set[str]] = ()) -> bool:
+    """May a user message have asked for this to-do (or the previous summary carried it over, ``carried``:
+    the words of each of its lines)? One holds at least half of its informative words (what it is about,
+    ``GENERIC`` words left out) and ``ASKED_ALL`` of all its words (what to do about it: "run the tests for
+    X" is not asked by "implement X"); or the last user message shares ``LAST_SHARED`` informative words."""
     every = stems(w for w in entry_words if not w.isdigit())
     info = stems(informative(entry_words))
     if not info:
         return False
     need = max(1.0, ASKED_COVER * len(info))
-    for uw in users:
+    for uw in [*users, *carried]:
         u = stems(uw)
         if len(info & u) >= need and len(every & u) >= ASKED_ALL * len(every):
             return True

@@ -77,7 +77,7 @@ class Finding:
     unbacked_claim: list[str] | None = None  # kinds of action it claims done that no call of the span was
     todo: bool = False  # a to-do
     rule: bool = False  # a rule set for the work ("Never …", "Goal: …" among the constraints)
-    asked: bool = False  # … that a user message may ask for (a rule: or the previous summary state)
+    asked: bool = False  # … that a user message may ask for (or the previous summary carried over)
     follows: str | None = None  # … that a failure line of an output calls for
     user_line: tuple[str, str] | None = None  # … the user's line nearest to it, and where it is
 
@@ -126,7 +126,7 @@ def reason(f: Finding) -> str:
         if f.todo and f.follows:
             why = f"a to-do a failing output may call for ({quoted(f.follows, 100)})"
         elif f.todo and f.asked:
-            why = "a to-do a user message may ask for"
+            why = "a to-do a user message may ask for (or the previous summary carried over)"
         elif f.rule and f.asked:
             why = "a rule a user message or the previous summary may set"
         elif f.tally:

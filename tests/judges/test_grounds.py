@@ -132,6 +132,7 @@ def test_a_to_do_a_failing_output_calls_for():
     assert failures.calling_for(words("Document the README"), []) is None
     assert failures.calling_for(words("Fix the unused `depth` in parse.rs"), ["parse.rs"])  # a linter's finding
     assert not g.fixing("Add a Storybook story for `DateRangePicker`")
+    assert g.fixing("Add the missing `encoding/json` import") and g.fixing("Re-run the failing `test_total`")
     # code read from a file is not a failure report
     assert g.Failures([('    return fmt.Errorf("failed to open: %w", err)\n', False)]).lines == []
 
@@ -158,6 +159,33 @@ def test_to_dos_through_the_judge(tmp_path):
     assert failing.decision != "prune"
     asked = got["Add `Currency` to the `Invoice` struct in `internal/billing/invoice.go`."]
     assert asked.decision != "prune"
+
+
+def test_a_to_do_the_previous_summary_carried_over(tmp_path):
+    summary = (
+        "## Pending Tasks\n- Rotate the signing keys for the staging bucket.\n- Add a Grafana panel for eviction.\n"
+    )
+    evidence = [user("thanks, go on"), bash("ls", "main.tf variables.tf")]
+    r = judge_summary(
+        summary,
+        evidence,
+        previous_summary="## Pending Tasks\n- Rotate the staging bucket's signing keys\n",
+        config=Config.of(decision_log=str(tmp_path / "l.jsonl"), max_prune_share=1.0),
+    )
+    carried, invented = r.entries
+    assert carried.decision == "keep" and invented.decision == "prune"
+
+
+def test_an_action_a_user_message_reports_is_not_unbacked(tmp_path):
+    summary = "## Progress\n- Pushed the fix to origin/main.\n- Deployed the release to production.\n"
+    r = judge_summary(
+        summary,
+        [user("I pushed the fix to origin/main myself"), bash("ls", "app.py")],
+        config=Config.of(decision_log=str(tmp_path / "l.jsonl"), max_prune_share=1.0),
+    )
+    pushed, deployed = r.entries
+    assert "no such call ran" not in (pushed.reason or "") and pushed.decision != "prune"
+    assert deployed.decision == "prune" and "deploy was done, and no such call ran in the span" in deployed.reason
 
 
 def test_an_action_line_whose_tool_call_never_ran(tmp_path):
