@@ -28,7 +28,7 @@ from sjc_mcp.errors import InputError
 from sjc_mcp.eval.cases import Case, case_paths, load_case, match_labels
 from sjc_mcp.judges.base import Judge
 from sjc_mcp.metrics import auroc
-from sjc_mcp.models import JudgeOutput, JudgeRequest, ParsedSummary, Source
+from sjc_mcp.models import DOUBTFUL, JudgeOutput, JudgeRequest, ParsedSummary, Source
 from sjc_mcp.pipeline import build_request, decide_entries
 from sjc_mcp.summary import split_summary
 from sjc_mcp.text import is_forward_section
@@ -243,7 +243,7 @@ def _score(
                     "source": lab.source,
                     "score": got.score,
                     "decision": got.decision,
-                    "doubtful": doubtful(got.decision, got.score, config.threshold, config.margin),
+                    "doubtful": got.decision == "keep" and (got.reason or "").startswith(DOUBTFUL),
                     "reason": got.reason,
                 }
             )
@@ -253,11 +253,6 @@ def _score(
             {"case": case.id, "project": case.project, "origin": case.origin, "guarded": guarded, **_metrics(rows, 1)}
         )
     return entries, by_case, outs
-
-
-def doubtful(decision: str, score: float | None, threshold: float, margin: float) -> bool:
-    """Kept although its score is below the cut: the judge had no reason to delete it a person could check."""
-    return decision == "keep" and score is not None and score < threshold - margin
 
 
 def _labelled_rows(p: Prepared, policy: str, feats: Any = None) -> list[tuple[list[float], bool]]:
@@ -426,7 +421,7 @@ def render_text(report: dict[str, Any]) -> str:
         f"  true entries lost per compaction      {o['true_lost_per_compaction'] or 0:.2f}  "
         f"({o['true_deleted']} in {o['compactions']} compactions)",
         f"  unsupported entries removed           {_f(o['unsupported_removed'], True)}  (of {o['unsupported']})",
-        f"  kept as doubtful (score below the cut, no reason a person could check)  {o['doubtful']}",
+        f"  kept as doubtful (below the cut, but no grounds a person could check)  {o['doubtful']}",
         f"AUROC overall                  {_f(report['auroc'])}",
         f"AUROC forward-looking sections {_f(report['auroc_reasoning'])}  ({report['reasoning_entries']} entries)",
         f"kept entries that are supported {_f(report['precision_supported'])}, supported entries kept "
