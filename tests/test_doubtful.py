@@ -71,7 +71,7 @@ def test_no_grounds_at_any_score(tmp_path):
 
 def test_the_audit_shows_doubtful_entries_as_doubtful(tmp_path):
     config = cfg(tmp_path)
-    prune_summary(SUMMARY, ["src/app.py"], judge=Grounds([True, False, True]), config=config)
+    prune_summary(SUMMARY, ["src/app.py"], judge=Grounds([True, False, True]), config=config, log=True)
     log = tmp_path / "log.jsonl"
     out = subprocess.run([sjc_exe(), "audit", "--log", str(log), "--json"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

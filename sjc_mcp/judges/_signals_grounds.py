@@ -96,7 +96,8 @@ _PENDING_MARK = re.compile(
 
 def is_todo(section: str, text: str, directive: float, done: bool) -> bool:
     """Is the entry a to-do (whose only possible source is a user message asking for it, or an output
-    calling for it)? One in a to-do section, or worded as an order in another forward-looking section;
+    calling for it)? One in a to-do section, or worded as an order in another forward-looking section or
+    under no heading at all;
     not one ticked off, not a status ("None remaining", "No next step"), never one that restates the user."""
     if done or _STATUS.match(strip_marker(text)):
         return False
@@ -104,6 +105,8 @@ def is_todo(section: str, text: str, directive: float, done: bool) -> bool:
         return is_forward_section(section)
     if _TODO_SECTION.search(section):
         return True
+    if not section.strip():  # a summary without headings: its wording is all there is to go by
+        return directive >= 1.0
     return is_forward_section(section) and (directive >= 1.0 or _PENDING_MARK.match(text) is not None)
 
 

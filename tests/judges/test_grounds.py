@@ -68,6 +68,8 @@ def test_what_is_a_to_do():
     assert not g.is_todo("Pending Tasks", "✅ Add StartedAt", 0.0, True)  # ticked off
     assert not g.is_todo("Current Work", "Modified `hooks.go` to check for REVIEW.md", 0.5, False)
     assert g.is_todo("Current Work", "Run tests and lint", 1.0, False)
+    assert g.is_todo("", "publish version 2.0 next", 1.0, False)  # no heading: the wording decides
+    assert not g.is_todo("", "the build passed: 48 passed", 0.0, False)
     assert g.is_todo("Pending user asks", "Post a timing table in the PR", 1.0, False)
     assert not g.is_todo("Primary Request and Intent", "Remove the session ID fallback", 1.0, False)
     assert not g.is_todo("Errors and fixes", "Fix: added the grace period", 1.0, False)
