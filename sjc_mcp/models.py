@@ -13,6 +13,9 @@ from sjc_mcp.text import strip_marker
 SourceKind = Literal["tool_output", "user_message", "previous_summary"]
 Decision = Literal["keep", "prune", "unjudged"]
 Role = Literal["user", "assistant", "tool_call", "tool_output"]
+# how the reason of an entry starts when it scored below the cut but the judge gave no grounds to delete it
+# that a person could check (``Judgment.grounded`` False): kept, and shown as doubtful, not as supported
+DOUBTFUL = "doubtful, kept"
 
 # Tools whose input is the agent's own plan or to-do list and whose output only echoes it: the agent's
 # words, never a source (a plan the agent wrote down is still a plan).
@@ -149,6 +152,9 @@ class JudgeRequest:
     assistant_prose: list[str] = field(default_factory=list)
     # every source the evidence was cut from, in span order (a chunk's ``source`` indexes it)
     sources: list[Source] = field(default_factory=list)
+    # every word of those sources (the evidence index's vocabulary: lower-cased [a-z0-9] runs of two or more,
+    # stopwords out): is a name the entry gives anywhere in the span? Empty: not worked out
+    vocabulary: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -159,6 +165,10 @@ class Judgment:
     origin: Origin | None = None
     contradicted: bool = False
     reason: str | None = None  # why: the quote and where it came from, or why none
+    # does ``reason`` give grounds to delete the entry a person could check (what was looked for and not
+    # found, or another value of the same thing the environment showed)? False: the judge has none, and
+    # the entry is kept as doubtful whatever its score; None: the judge does not say (a score-only judge)
+    grounded: bool | None = None
 
 
 @dataclass(slots=True, kw_only=True)

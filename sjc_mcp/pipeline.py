@@ -12,6 +12,9 @@ What every surface inherits from here, besides the judgment itself:
   span is ``unjudged``, not pruned: its source may lie before the file's first record;
 - on a span with no user message at all, entries of the sections that restate the user's words are
   ``unjudged``, not pruned;
+- an entry scored below the cut whose judge has no grounds to delete it that a person could check
+  (``Judgment.grounded`` False: nothing it names was looked for and found missing, no other value of
+  the same thing was shown) is kept, its reason starting ``doubtful, kept``;
 - when pruning would remove more than ``max_prune_share`` of the entries, nothing is removed (the
   guard), and the log says so.
 """
@@ -30,6 +33,7 @@ from sjc_mcp.judges.base import Judge
 from sjc_mcp.log import chain as decision_log
 from sjc_mcp.log import records as log_records
 from sjc_mcp.models import (
+    DOUBTFUL,
     Boundary,
     EntryResult,
     EvidenceItem,
@@ -115,6 +119,7 @@ def build_request(
         entries=entries,
         assistant_prose=list(assistant_prose),
         sources=pool,
+        vocabulary=index.vocab,
     )
 
 
@@ -150,6 +155,9 @@ def _results(parsed: ParsedSummary, out: JudgeOutput, threshold: float, margin: 
         j = by_id.get(e.id)
         score = j.score if j else None
         decision, near = decide(score, threshold, margin)
+        why = j.reason if j else None
+        if decision == "prune" and j is not None and j.grounded is False:  # no reason a person could check
+            decision, why = "keep", f"{DOUBTFUL}: {why}" if why else DOUBTFUL
         results.append(
             EntryResult(
                 id=e.id,
@@ -161,7 +169,7 @@ def _results(parsed: ParsedSummary, out: JudgeOutput, threshold: float, margin: 
                 contradicted=bool(j and j.contradicted),
                 quote=j.quote if j else None,
                 origin=j.origin.label() if j and j.origin else None,
-                reason=j.reason if j else None,
+                reason=why,
             )
         )
     return results
@@ -216,6 +224,25 @@ def _caveats(
         )
         return warnings, True
     return warnings, False
+
+
+def decide_entries(
+    parsed: ParsedSummary,
+    out: JudgeOutput,
+    sources: Sequence[Source],
+    *,
+    threshold: float,
+    margin: float,
+    max_prune_share: float,
+    incomplete: str | None = None,
+) -> tuple[list[EntryResult], list[str], bool]:
+    """The decision for every entry of ``parsed`` from the judge's ``out``: the threshold and margin, then
+    what the judge could not say why, the span and the guard allow (``sources``: the span's sources as
+    given, before any redaction). ``(entries, warnings, guarded)``. What ``sjc prune`` and every surface
+    apply, and what ``sjc eval`` scores."""
+    entries = _results(parsed, out, threshold, margin)
+    warnings, guarded = _caveats(entries, sources, incomplete, max_prune_share)
+    return entries, warnings, guarded
 
 
 def _judge(
@@ -286,8 +313,15 @@ def _judge(
                 if request.entries
                 else (JudgeOutput(judgments=[], name=judge.name, model=judge.model), [])
             )
-            entries = _results(parsed, out, th, mg)
-            warnings, guarded = _caveats(entries, given, incomplete, config.max_prune_share)
+            entries, warnings, guarded = decide_entries(
+                parsed,
+                out,
+                given,
+                threshold=th,
+                margin=mg,
+                max_prune_share=config.max_prune_share,
+                incomplete=incomplete,
+            )
             result = JudgeResult(
                 entries=entries,
                 threshold=th,

@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sjc_mcp.audit.summary import reason, text_is_whole
+from sjc_mcp.audit.summary import doubtful, reason, text_is_whole
 from sjc_mcp.errors import InputError
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -62,8 +62,9 @@ def json_for_script(data: Any) -> str:
 
 def _entry_html(e: dict[str, Any], b: dict[str, Any]) -> str:
     cut = "" if text_is_whole(e) else '<div class="cut">… (the log keeps only the start)</div>'
+    kind = "keep doubtful" if doubtful(e) else "prune"
     return (
-        f'<div class="entry prune"><span class="sec">{esc(e.get("section") or "(no section)")}</span>'
+        f'<div class="entry {kind}"><span class="sec">{esc(e.get("section") or "(no section)")}</span>'
         f'<pre class="text">{esc(e.get("text"))}</pre>{cut}'
         f'<div class="why">Why: {esc(reason(e, b.get("threshold"), b.get("margin")))}</div>'
         f"{_evidence_html(e)}</div>"
@@ -125,6 +126,7 @@ def _boundary_html(i: int, b: dict[str, Any]) -> str:
         history = f'<p class="history">Also logged for this boundary, not counted: {esc(items)}{esc(more)}</p>'
     pruned = [e for e in b.get("entries", []) if e.get("decision") == "prune"]
     body = "".join(_entry_html(e, b) for e in pruned) or '<p class="meta">Nothing pruned here.</p>'
+    body += "".join(_entry_html(e, b) for e in b.get("entries", []) if doubtful(e))
     errors = "".join(f'<div class="warn">judge error: {esc(err)}</div>' for err in b.get("errors", []))
     n_kept = len(b.get("entries", [])) - len(pruned)
     kept = (

@@ -24,6 +24,7 @@ import msgspec
 
 from sjc_mcp.errors import InputError
 from sjc_mcp.log import chain as decision_log
+from sjc_mcp.models import DOUBTFUL
 
 THRESHOLD_CLUSTER_SHARE = 0.15  # warn when more than this share of scores sit within the margin of the threshold
 WIDTH = 100  # the terminal audit fits this many columns
@@ -187,6 +188,10 @@ def reason(e: dict[str, Any], threshold: float | None, margin: float | None = No
     cut = th - (margin or 0)
     if decision == "prune":
         why = f"score {score:.2f} < {cut:.2f}"
+    elif doubtful(e):
+        why = f"doubtful: score {score:.2f} < {cut:.2f}, kept (no grounds to delete it that could be checked)"
+        rest = str(e.get("reason"))[len(DOUBTFUL) :].lstrip(": ")
+        return f"{why}: {rest}" if rest else why
     elif e.get("near_threshold") or score < th:
         why = f"score {score:.2f} within the margin below the threshold {th:g}: kept, flagged"
     else:
@@ -196,6 +201,12 @@ def reason(e: dict[str, Any], threshold: float | None, margin: float | None = No
     if e.get("reason"):
         why += f": {e['reason']}"
     return why
+
+
+def doubtful(e: dict[str, Any]) -> bool:
+    """Kept though scored below the cut, because the judge had no reason to delete it a person could
+    check (``pipeline``: its reason starts ``doubtful, kept``): doubtful, not supported."""
+    return e.get("decision") == "keep" and str(e.get("reason") or "").startswith(DOUBTFUL)
 
 
 def evidence(e: dict[str, Any]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sjc_mcp.audit.summary import WIDTH, evidence, literal, reason, text_is_whole
+from sjc_mcp.audit.summary import WIDTH, doubtful, evidence, literal, reason, text_is_whole
 
 
 def _one_line(x: Any, limit: int) -> str:
@@ -92,7 +92,7 @@ def render_terminal(report: dict[str, Any], console: Any = None, show_kept: bool
             )
             more = f" (and {len(others) - 4} more)" if len(others) > 4 else ""
             console.print(Text(f"  also logged, not counted: {desc}{more}", style="dim"), overflow="fold")
-        rows = [e for e in b.get("entries", []) if show_kept or e.get("decision") == "prune"]
+        rows = [e for e in b.get("entries", []) if show_kept or e.get("decision") == "prune" or doubtful(e)]
         if rows:
             t = Table(show_header=True, header_style="bold", box=None, padding=(0, 1), width=width, pad_edge=False)
             t.add_column("", width=5, no_wrap=True)
@@ -102,7 +102,8 @@ def render_terminal(report: dict[str, Any], console: Any = None, show_kept: bool
             t.add_column("why · evidence", ratio=1, overflow="fold")
             for e in rows:
                 pruned = e.get("decision") == "prune"
-                style = "red" if pruned else "dim"
+                doubt = doubtful(e)
+                style = "red" if pruned else "yellow" if doubt else "dim"
                 score = "-" if e.get("score") is None else f"{e['score']:.2f}"
                 text = _one_line(e.get("text"), 240)
                 if not text_is_whole(e) and not text.endswith("…"):
@@ -112,7 +113,7 @@ def render_terminal(report: dict[str, Any], console: Any = None, show_kept: bool
                     why += " · " + evidence(e)
                 why = _one_line(why, 200)
                 t.add_row(
-                    Text("prune" if pruned else "keep", style=style),
+                    Text("prune" if pruned else "doubt" if doubt else "keep", style=style),
                     Text(score, style=style),
                     Text(_one_line(e.get("section") or "", 14), style=style),
                     Text(text, style=style),

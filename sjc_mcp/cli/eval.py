@@ -24,6 +24,11 @@ def add_arguments(e: argparse.ArgumentParser) -> None:
         action="store_true",
         help="leave-one-case-out: score each case with lexical weights fitted on the others",
     )
+    e.add_argument(
+        "--lopo",
+        action="store_true",
+        help="leave-one-project-out: score each case with lexical weights fitted on the other projects' cases",
+    )
     e.add_argument("--threshold", type=float, help="decision threshold (default from config)")
     e.add_argument(
         "--halves",
@@ -59,6 +64,6 @@ def run(args: argparse.Namespace) -> int:
         out = identifier_retention(args.paths, config, halvings=args.halves)
         print(json.dumps(out, indent=2) if args.json else render_tools(out))
         return 0
-    report = evaluate(args.paths, config, policy=args.policy, loo=args.loo)
+    report = evaluate(args.paths, config, policy=args.policy, loo=args.loo, lopo=args.lopo)
     print(json.dumps(report, indent=2) if args.json else render_text(report))
     return 0

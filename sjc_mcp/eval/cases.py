@@ -37,7 +37,9 @@ class Case:
     path: str
     boundary: Boundary
     origin: str = "synthetic"
-    project: str | None = None  # the project or repository the session comes from
+    # the project or repository the session comes from: the case's ``project``, else the repository its
+    # transcript's session ran in, else the case's id (a project of its own)
+    project: str = ""
     labels: list[Label] = field(default_factory=list)
 
 
@@ -81,6 +83,7 @@ def load_case(path: str | Path) -> Case:
             session_id=b.session_id,
             boundary_id=b.boundary_id,
             task=raw.get("task"),
+            incomplete=b.incomplete,
         )
     else:
         boundary = Boundary(
@@ -92,15 +95,56 @@ def load_case(path: str | Path) -> Case:
             retained=_items(raw.get("retained")),
             task=raw.get("task"),
         )
+    case_id = raw.get("id") or p.stem
+    project = raw.get("project")
+    if not project and raw.get("transcript"):
+        project = transcript_project(p.parent / raw["transcript"])
     return Case(
-        id=raw.get("id") or p.stem,
+        id=case_id,
         host=host,
         origin=raw.get("origin", "synthetic"),
         path=str(p),
         boundary=boundary,
-        project=raw.get("project"),
+        project=project or case_id,
         labels=[validate.convert(lab, Label, where=f"{p}: label {i}") for i, lab in enumerate(raw["labels"])],
     )
+
+
+# how many records of a transcript are read for its working directory
+_CWD_RECORDS = 200
+
+
+def transcript_project(path: Path) -> str | None:
+    """The repository a transcript's session ran in: the last folder of its working directory (``cwd``
+    of a Claude Code record, of a Codex ``session_meta`` or ``turn_context``), a worktree read as the
+    repository it belongs to (``cli/.worktrees/2`` is ``cli``). None when no record names one."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for n, line in enumerate(fh):
+                if n >= _CWD_RECORDS:
+                    break
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(rec, dict):
+                    continue
+                payload = rec.get("payload")
+                cwd = rec.get("cwd") or (payload.get("cwd") if isinstance(payload, dict) else None)
+                if isinstance(cwd, str) and cwd.strip("/\\"):
+                    return repository_of(cwd)
+    except OSError:
+        return None
+    return None
+
+
+def repository_of(cwd: str) -> str:
+    """``/Users/a/work/cli/.worktrees/x/y`` → ``cli``: the folder above a worktrees folder, else the last."""
+    parts = [q for q in cwd.replace("\\", "/").split("/") if q]
+    for i, q in enumerate(parts):
+        if q in (".worktrees", "worktrees") and i > 0:
+            return parts[i - 1] if parts[i - 1] != ".claude" or i < 2 else parts[i - 2]
+    return parts[-1] if parts else cwd
 
 
 def case_paths(paths: Iterable[str | Path]) -> list[Path]:

@@ -37,6 +37,12 @@ EDIT_TOOLS = frozenset(
 # run_shell_command (Gemini CLI), exec (OpenClaw), terminal (Hermes) and the like
 _SHELL_TOOL = re.compile(r"bash|shell|exec|command|terminal|powershell|console|run", re.IGNORECASE)
 
+
+def is_shell_tool(name: str | None) -> bool:
+    """Does a tool of this name run commands (its output is a command's output, not a file's text)?"""
+    return bool(name) and _SHELL_TOOL.search(name or "") is not None
+
+
 # what kind of action a call's command is
 _CALL_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (k, re.compile(p, re.IGNORECASE))
@@ -68,6 +74,12 @@ _CALL_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("pr", r"\bgh\s+pr\s+create\b"),
         ("merge", r"\bgit\s+(?:merge|rebase|cherry-pick)\b|\bgh\s+pr\s+merge\b"),
         ("delete", r"(?:^|[;&|]\s*)(?:git\s+)?rm\s|\bunlink\b"),
+        (
+            "deploy",
+            r"\b(?:deploy|kubectl\s+(?:apply|rollout)|helm\s+(?:upgrade|install)|terraform\s+apply|fly\s+deploy|"
+            r"vercel|netlify\s+deploy|kamal\s+deploy|(?:serverless|sam|cdk)\s+deploy|gcloud\s+.*\bdeploy|heroku|"
+            r"docker\s+(?:push|stack\s+deploy)|ansible-playbook|cap\s+\w+\s+deploy)\b",
+        ),
     )
 )
 # how a failed call's result begins (a line of it, lower-cased), and an exit status that is not 0

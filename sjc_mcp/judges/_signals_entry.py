@@ -9,7 +9,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import chain
 
-from sjc_mcp.judges._signals_actions import Call, backing, call_input, calls, describe_input
+from sjc_mcp.judges import _signals_grounds as grounds
+from sjc_mcp.judges._signals_actions import Call, backing, call_input, calls, describe_input, is_shell_tool
 from sjc_mcp.judges._signals_reason import Finding, Places
 from sjc_mcp.judges._signals_text import (
     CONSTRAINT,
@@ -18,6 +19,7 @@ from sjc_mcp.judges._signals_text import (
     WORD3,
     anchors,
     claimed_kinds,
+    done_marked,
     found,
     plan_wording,
     word_runs,
@@ -25,7 +27,7 @@ from sjc_mcp.judges._signals_text import (
 )
 from sjc_mcp.judges._signals_values import Probe, contradiction, probes, test_count_conflict, unsourced_counts
 from sjc_mcp.models import Chunk, JudgeRequest, Source
-from sjc_mcp.text import is_forward_section, safe_lower
+from sjc_mcp.text import is_forward_section, safe_lower, tokens
 
 FEATURES = (
     # how much of the entry the evidence retrieved for it states
@@ -103,6 +105,27 @@ class Span:
         self.task_words = words(request.task or "")
         self._lowered: list[str] | None = None
         self._values: dict[tuple[str, int, int], set[tuple[str, ...]]] = {}
+        # every word of every source, to look a name up in (the index's vocabulary, when given)
+        self.vocabulary: dict[str, int] | set[str] = request.vocabulary or {
+            w for s in sources for w in tokens(f"{s.call or ''}\n{s.content}")
+        }
+        self.user_words = [uw for _, _, uw in self.users]
+        # what the previous summary carried over, line by line: a to-do or rule of it is not the compressor's
+        self.carried = [w for w in map(words, (request.previous_summary or "").splitlines()) if w]
+        self.prose_words: set[str] = set().union(*(pw for _, pw in self.prose)) if self.prose else set()
+        self._failures: grounds.Failures | None = None
+
+    @property
+    def failures(self) -> grounds.Failures:
+        """The failure lines of the span's checks and failed calls (read at the first to-do that asks)."""
+        if self._failures is None:  # the outputs of checks (tests, lint, builds, merges) and of failed calls
+            checks = {c.source: c for c in self.calls if not c.ok or c.kinds & grounds.REPORTING_KINDS}
+            self._failures = grounds.Failures(
+                (s.content, i in checks and "lint" in checks[i].kinds)
+                for i, s in enumerate(self.sources)
+                if s.kind == "tool_output" and (s.is_error or (i in checks and is_shell_tool(s.name)))
+            )
+        return self._failures
 
     def in_evidence(self, anchor: str, near: Sequence[str] = ()) -> bool:
         """Is ``anchor`` in the pooled evidence as a whole token (``found``; worked out once per anchor:
@@ -231,12 +254,10 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
 
     values = probes(text, in_evidence, an)
     others = mine_texts + [u for _, u, _ in span.users]
-    tally = [
-        c
-        for c, _ in unsourced_counts(
-            text, span.prose_text, others, later, values, span.lowered(others), span.lowered([span.prose_text])[0]
-        )
-    ]
+    unsourced = unsourced_counts(
+        text, span.prose_text, others, later, values, span.lowered(others), span.lowered([span.prose_text])[0]
+    )
+    tally = [c for c, _ in unsourced]
     conflict = contradiction(text, mine_texts, span.all_text, later, values) if mine else None
     conflict_chunk = chunks[mine[conflict.text]] if conflict else None
     if conflict is None:
@@ -266,13 +287,33 @@ def signals(span: Span, entry: str, section: str, evidence: list[int]) -> tuple[
         "forward": 1.0 if is_forward_section(section) else 0.0,
         "task_only": max(0.0, cov(span.task_words) - max(best_chunk, best_window, user, previous)),
     }
+    given = grounds.names(text, an)
+    gone = grounds.missing(given, span.vocabulary)
+    todo = grounds.is_todo(section, text, directive, done_marked(text))
+    rule = not todo and grounds.is_rule(section, text)
+    asked = (todo or rule) and grounds.asked(ew, span.user_words, span.carried)
+    follows = span.failures.calling_for(ew, given) if todo and not asked and grounds.fixing(text) else None
     finding = Finding(
         score=0.0,
         tally=tally or None,
+        tally_prose=[c for c, in_prose in unsourced if in_prose] or None,
+        missing=gone or None,
+        missing_in_prose=bool(gone) and all(grounds.holds(span.prose_words, n) for n in gone),
+        todo=todo,
+        rule=rule,
+        asked=asked,
+        follows=follows,
+        # (an action a user message reports, "I pushed it", is the user's word for it)
+        unbacked_claim=[k for k in kinds if k in grounds.CHECKED_KINDS and not any(k in c.kinds for c in span.calls)]
+        if kinds and not grounds.definition(text) and user < grounds.ASKED_COVER
+        else None,
         prose_only=_line_of(prose_best[0], weight, span) if prose_best and f["prose"] > 0.25 else None,
         unbacked=[k for k in kinds if not any(k in c.kinds for c in span.calls)] or None,
         plan=bool(directive) or f["forward"] > 0,
     )
+    if (todo or rule) and not asked and not follows:  # what to show for a to-do: how near a user message comes
+        line = _line_of(user_text, weight, span) if user_text is not None and user > 0 else None
+        finding.user_line = (line, span.places.of(user_src)) if line else None
     if back.share >= 0.5 and back.call is not None:
         finding.done, finding.done_place = back.call, span.places.of(back.call.source)
     if conflict:

@@ -178,6 +178,11 @@ def plan_wording(text: str) -> float:
 _DONE_MARK = re.compile(r"^[\s>*+\-\d.)]*(?:✅|✔|☑|\[[xX]\]|\[(?:DONE|[Dd]one)\])|\b(?:COMPLETED|DONE)\b")
 
 
+def done_marked(text: str) -> bool:
+    """Is the entry's first line ticked off (✅, [x], [DONE], COMPLETED)?"""
+    return _DONE_MARK.search(text.split("\n", 1)[0]) is not None
+
+
 # "Test passed", "Build is green", "Merge succeeded": a noun that reads like an imperative verb
 _NOUN_START = re.compile(
     r"^\w+s?\s+(?:passed|passes|passing|failed|fails|succeeded|succeeds|is|are|was|were|has|have|now)\b", re.IGNORECASE
@@ -236,6 +241,10 @@ CLAIM_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("pr", r"\b(?:opened|created) (?:a |the )?(?:pr|pull request)\b"),
         ("merge", r"\bmerged\b|\brebased\b|\bcherry-picked\b"),
         ("delete", r"\bdeleted\b|\bremoved (?:the )?(?:file|directory|folder)\b"),
+        (
+            "deploy",
+            r"\bdeployed\b|\bdeploy(?:ment|ed)?\b[^.\n]{0,60}?\b(?:succeeded|succeeds|done|completed?|ok|green|live)\b",
+        ),
     )
 )
 EDIT_CLAIM = re.compile(

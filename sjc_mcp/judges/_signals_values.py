@@ -65,6 +65,7 @@ class Probe:
     count: bool  # a number with its noun or unit (not a numbered identifier)
     key: str = ""  # lower-case text any statement of it must contain (a cheap test before the pattern)
     before: bool = False  # the word is before the number ("port 5432", "retries: 3"): a setting, not a count
+    approx: bool = False  # stated as about so much ("~8 lines"): a tally to look for, never a contradiction
 
     def values(self, text: str) -> list[tuple[tuple[str, ...], int, int]]:
         return [(tuple(norm_num(g) for g in m.groups()), m.start(), m.end()) for m in self.rx.finditer(text)]
@@ -116,14 +117,19 @@ def probes(entry: str, in_joined: Callable[[str], bool], names: set[str] | None 
         if len(out) >= MAX_PROBES or n >= MAX_NUMBERS:
             break
         around = plain[max(0, m.start() - 1) : m.start()] + plain[m.end() : m.end() + 1]
-        if any(ch in "+-*/^~#" for ch in around):  # "N+1", "12+", ranges, PR numbers: not a stated value
+        tilde = around[:1] == "~" and around[1:] not in ("+", "-", "*", "/", "^", "~", "#")  # "~8": about 8
+        if not tilde and any(ch in "+-*/^~#" for ch in around):  # "N+1", "12+", ranges, PR numbers: no value
             continue
         head = plain[max(0, m.start() - 40) : m.start()]
-        if _APPROX.search(head):  # "~300", "about 40": not a value to hold anyone to
-            continue
         value = (norm_num(m.group(0)),)
-        before = _BEFORE.search(head)
         after = _AFTER.match(plain[m.end() : m.end() + 60])
+        if _APPROX.search(head):  # "~300", "about 40": not a value to hold anyone to, but a count to look for
+            if after and after.group(1).lower() not in STOPWORDS | _VERBS:  # "~8 lines": a count of lines
+                word = after.group(1).lower()
+                pat = _NUMBER_ALONE + r"[ ]{0,2}" + _ADJ + re.escape(after.group(1)) + r"(?!\w)"
+                out.append(Probe(re.compile(pat, re.IGNORECASE), value, {word}, True, key=word, approx=True))
+            continue
+        before = _BEFORE.search(head)
         unit = _UNIT.match(plain[m.end() : m.end() + 4])
         if (
             before
@@ -180,6 +186,22 @@ def _same_thing(p: Probe, line: str, entry_words: set[str], entry_anchors: list[
     return bool((words(line) & entry_words) - p.thing)
 
 
+# the word right before a value, with only small words between ("truncated to 12 chars")
+_QUALIFIER = re.compile(r"([A-Za-z][A-Za-z-]{2,})(?:\s+(?:to|of|at|by|from|with|in|on|the|a|an|is|are|was|were))*\s+$")
+
+
+def _qualified_otherwise(p: Probe, before: str, entry_words: set[str]) -> bool:
+    """Does the evidence say what its value is of with a word the entry does not have ("hash truncated to
+    12 chars" against "the commit hash (40 chars)")? Then the two values are of different things."""
+    if p.before:  # "port 5432": the value's word is the entry's own
+        return False
+    m = _QUALIFIER.search(before)
+    if m is None:
+        return False
+    w = m.group(1).lower()
+    return w not in STOPWORDS and w not in entry_words and w.rstrip("s") not in entry_words
+
+
 def contradiction(
     entry: str,
     texts: Sequence[str],
@@ -200,6 +222,8 @@ def contradiction(
     entry_words = words(entry)
     entry_anchors = [a for a in anchors(entry) if len(a) >= 4]
     for p in found_probes if found_probes is not None else probes(entry, lambda a: found(a, joined)):
+        if p.approx:
+            continue
         if verify is None and p.states(joined):
             continue
         if all(len(v) >= 4 and found(v, joined) for v in p.value):  # a long number found anywhere is not in doubt
@@ -213,7 +237,11 @@ def contradiction(
                 a1 = t.rfind("\n", 0, a0) + 1
                 b1 = t.find("\n", b0)
                 line = t[a1 : b1 if b1 != -1 else len(t)].strip()
-                if hit is None and _same_thing(p, line, entry_words, entry_anchors):
+                if (
+                    hit is None
+                    and _same_thing(p, line, entry_words, entry_anchors)
+                    and not _qualified_otherwise(p, t[max(a1, a0 - 60) : a0], entry_words)
+                ):
                     hit = (got, line[:240], ti)
             else:
                 continue

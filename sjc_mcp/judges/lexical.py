@@ -31,7 +31,7 @@ from typing import Any
 
 from sjc_mcp.judges import _signals_tool_claims as tool_claims
 from sjc_mcp.judges._signals_entry import FEATURES, Span, signals
-from sjc_mcp.judges._signals_reason import Finding, reason
+from sjc_mcp.judges._signals_reason import Finding, grounds, reason
 from sjc_mcp.judges._signals_text import anchors, found
 from sjc_mcp.judges._signals_values import contradiction
 from sjc_mcp.models import JudgeOutput, JudgeRequest, Judgment, Origin
@@ -223,6 +223,8 @@ class LexicalJudge:
         for e, (f, finding) in zip(request.entries, feats, strict=True):
             score = self.weights.score(f)
             unbacked = tool_claims.unbacked(e.text, request.sources, request.previous_summary)
+            if unbacked and not finding.conflict:  # an action line no call of the span backs: grounds
+                finding.unmade = unbacked
             if finding.conflict:
                 score = min(score, CONTRADICTED_CAP)
             elif unbacked:
@@ -238,7 +240,8 @@ class LexicalJudge:
                     quote=finding.done.line if backed and finding.done else finding.quote,
                     origin=_origin(finding, request),
                     contradicted=finding.conflict is not None,
-                    reason=unbacked or reason(finding),
+                    reason=reason(finding),
+                    grounded=grounds(finding) is not None,
                 )
             )
         return JudgeOutput(judgments=judgments, name=self.name, model=self.model)

@@ -249,7 +249,9 @@ def test_the_agents_own_tally_on_a_dev_case():
     # real-cc-98, Problem Solving, labelled none: no output gives these counts
     f, finding, j = dev_entry("real-cc-98", "Identified and documented 16 findings")
     assert f["tally"] == 1.0 and "16 findings" in finding.tally
-    assert "16 findings" in j.reason
+    # no output states the count, but neither do the agent's words: it may count what the outputs list,
+    # which is no reason to delete it that a person could check (kept, doubtful)
+    assert "16 findings" in j.reason and not finding.tally_prose and j.grounded is False
     _, finding, _ = dev_entry("real-cc-9b", "Successfully implemented all 6 changes")
     assert "6 changes" in finding.tally
 
@@ -267,7 +269,14 @@ def test_prose_is_no_source(tmp_path):
     said = judge_one("Key Technical Concepts", entry, [ls], tmp_path, prose)
     shown = judge_one("Key Technical Concepts", entry, [ls, bash("cargo bench", entry)], tmp_path, prose)
     assert said.score < 0.45 <= 0.5 <= shown.score
-    assert "no source: it restates the agent's own words" in said.reason
+    # only the agent's words say it, in other words than any output: no reason to delete it that a person
+    # could check (nothing it names is missing, nothing contradicts it), so it is kept, as doubtful
+    assert said.decision == "keep" and said.reason.startswith("doubtful, kept: it says in other words what the agent")
+    named = judge_one("Key Technical Concepts", entry + " via `TileCache::evict_lru`", [ls], tmp_path, prose)
+    assert named.score < 0.45 and "no source: no tool output, user message or previous summary of the span gives" in (
+        named.reason
+    )  # (a one-entry summary: the guard keeps it whole)
+    assert "`TileCache::evict_lru` (only the agent's own words give it)" not in named.reason
 
 
 # -- reasons -------------------------------------------------------------------------------------------
@@ -281,10 +290,16 @@ def test_every_decision_on_a_dev_case_carries_a_reason():
     low = [j for j in out.judgments if j.score < 0.5]
     high = [j for j in out.judgments if j.score >= 0.5]
     assert low and high
+    assert any(j.grounded for j in low) and any(j.grounded is False for j in low)
     for j in low:
-        assert j.reason.startswith(("no source", "contradicted: ")), j.reason
-        if j.quote and not j.contradicted:
-            assert "; nearest, does not support: " in j.reason
+        # grounds a person can check, or (kept, doubtful) what was found instead
+        if j.grounded:
+            assert j.reason.startswith(("no source: ", "contradicted: ")), j.reason
+        else:
+            assert not j.reason.startswith(("no source", "contradicted")), j.reason
+        if j.quote and not j.contradicted:  # what it was checked against: the nearest evidence, or for a to-do
+            # the user's line that comes nearest to it
+            assert "; nearest, does not support: " in j.reason or "; the nearest a user message comes: " in j.reason
     for j in high:
         assert j.reason.startswith("done: ") or ", turn " in j.reason or j.reason.startswith("previous summary")
 
