@@ -375,9 +375,9 @@ def test_sjc_audit_on_hand_damaged_lines(view, tmp_path):
 
 
 def _crashes_of(read, cases) -> list:
-    from sjc_mcp.errors import SJCError
-
     import sqlite3
+
+    from sjc_mcp.errors import SJCError
 
     out = []
     for tag, make in cases:
