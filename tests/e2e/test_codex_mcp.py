@@ -1,4 +1,4 @@
-"""``sjc-mcp`` as an MCP server of the real Codex CLI, registered with the README's block as is.
+"""``sjc-mcp`` as an MCP server of the real Codex CLI, registered with the block of docs/hosts/codex.md as is.
 
 Facts of Codex 0.171.0 these tests rely on, each observed in its runs:
 
@@ -26,11 +26,11 @@ from codex_harness import Codex
 
 from tests.conftest import ROOT
 
-PLACEHOLDER = "/path/to/sjc-mcp/.venv/bin/sjc-mcp"
+PLACEHOLDER = "/home/you/.local/bin/sjc-mcp"
 # these runs are about the tools, not compaction: Codex counts the tool result into its token estimate, so
 # a limit near the fake's reported usage would compact after a long tool result
 NO_COMPACTION = 150_000
-# The README's Codex block, verified here as written (only the command path is filled in).
+# The Codex block of docs/hosts/codex.md, verified here as written (only the command path is filled in).
 README_BLOCK = f"""\
 [mcp_servers.sjc]
 command = "{PLACEHOLDER}"
@@ -161,6 +161,6 @@ def test_required_makes_codex_wait_for_a_slow_server(session: dict[str, Any], tm
     assert seen == {False: "mcp-missing", True: "mcp-call"}
 
 
-def test_readme_shows_the_verified_block() -> None:
-    readme = (ROOT / "README.md").read_text()
-    assert README_BLOCK in readme, "README's [mcp_servers.sjc] block differs from the one verified here"
+def test_the_docs_show_the_verified_block() -> None:
+    page = (ROOT / "docs" / "hosts" / "codex.md").read_text()
+    assert README_BLOCK in page, "docs/hosts/codex.md's [mcp_servers.sjc] block differs from the one verified here"
