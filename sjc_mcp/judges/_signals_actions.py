@@ -53,13 +53,14 @@ _CALL_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "test",
             r"\b(?:pytest|go\s+test|cargo\s+(?:test|nextest)|(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?test|vitest|jest|"
-            r"mix\s+test|rspec|rake\s+test|phpunit|make\s+test|tox|nox|ctest|dotnet\s+test|gradlew?\s+test|"
+            r"mix\s+test|rspec|rake\s+test|phpunit|pest|artisan\s+test|make\s+test|tox|nox|ctest|dotnet\s+test|gradlew?\s+test|"
             r"mvn\s+test|deno\s+test|swift\s+test|run\s+test\S*|test:\w+)\b",
         ),
         (
             "lint",
             r"\b(?:ruff|eslint|golangci-lint|clippy|flake8|pylint|mypy|pyright|lint\S*|credo|rubocop|biome|tsc|"
-            r"go\s+vet|staticcheck|shellcheck|dialyzer|typecheck|type-check)\b",
+            r"go\s+vet|staticcheck|shellcheck|dialyzer|typecheck|type-check|phpstan|psalm|tflint|hadolint|ktlint|"
+            r"detekt|swiftlint|stylelint|vue-tsc|svelte-check|prettier\s+--check)\b",
         ),
         ("build", r"\b(?:build|compile|cargo\s+check|go\s+build|tsc|mix\s+compile|make)\b"),
         (
@@ -136,6 +137,16 @@ def call_input(call: str | None) -> tuple[str, dict | None]:
     except ValueError:
         return name, None
     return name, data if isinstance(data, dict) else None
+
+
+def command_of(data: dict | None) -> str:
+    """The whole command a call ran (every line; a list as the shell gets it), or "" for a call of no command:
+    what kinds of action it was is read from all of it ("… && bundle exec rubocop" at its end too)."""
+    cmd = (data.get("command") or data.get("cmd")) if data else None
+    if isinstance(cmd, list):
+        parts = [str(p) for p in cmd]
+        cmd = parts[-1] if len(parts) >= 3 and parts[-2] in ("-lc", "-c") else " ".join(parts)
+    return cmd[:4000] if isinstance(cmd, str) else ""
 
 
 def describe_input(name: str, data: dict | None, raw: str) -> str:
@@ -215,7 +226,7 @@ def calls(sources: list[Source]) -> list[Call]:
             continue
         name, data = call_input(src.call)
         what = describe_input(name, data, src.call or "")
-        command = what if data and (data.get("command") or data.get("cmd")) else ""
+        command = command_of(data)
         kinds = {k for k, rx in _CALL_KINDS if command and rx.search(command)}
         if tool.lower() in EDIT_TOOLS and not _PLAN_FILE.search(what):  # writing down a plan is not doing it
             kinds.add("edit")

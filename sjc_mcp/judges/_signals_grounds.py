@@ -13,6 +13,7 @@ user message may have asked for, and whether a failing output calls for it.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -56,10 +57,15 @@ _FAILURE_WORDS = (
     "fail", "error", "fatal:", "panic:", "traceback", "conflict", "not ok", "undefined: ", "cannot find",
     "exception", "✗", "×", "✘",
 )  # fmt: skip
-_LINT_LINE = re.compile(r"^\S+\.\w{1,5}:\d+:\d+:?\s", re.MULTILINE)
+# what a linter's output holds when it reports a finding (besides the failure words)
+_LINT_LINE = re.compile(r"^\S+\.\w{1,5}:\d+:\d+:?\s", re.MULTILINE)  # "x.go:10:2: message"
+_LINT_WORDS = ("warning", "offense", "offence", "problem", "issue(s) found", "violation", "should ")
+_NEWLINE = re.compile("\n")
 # a to-do that fixes something: its verb
 _FIXING = re.compile(
-    r"\b(?:fix|resolve|repair|address|handle|investigate|debug|correct|silence|clear|unbreak|make\b[^.\n]{0,60}\bpass|"
+    r"\b(?:fix|resolve|repair|address|handle|investigate|debug|correct|silence|clear|unbreak|"
+    # or what it is for is a check that passes: "make X return a string so PHPStan passes", "… so tflint is clean"
+    r"(?:make|so)\b[^.\n]{0,60}\b(?:pass(?:es)?|is clean|is green|succeeds|compiles)|"
     r"get\b[^.\n]{0,60}\bpassing|update\b[^.\n]{0,60}\bto (?:pass|match|compile)|"
     # or what it acts on is what failed: "add the missing import", "remove the unused variable", "re-run the
     # failing test"
@@ -225,6 +231,20 @@ def fixing(text: str) -> bool:
     return _FIXING.search(text.split("\n", 1)[0]) is not None
 
 
+def _output_of(text: str) -> str:
+    """A tool result recorded as JSON (Hermes' terminal: ``{"output": …, "error": …}``) read as its text."""
+    if not text.startswith('{"'):
+        return text
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(data, dict):
+        return text
+    parts = [v for k in ("output", "error", "stderr") if isinstance(v := data.get(k), str) and v]
+    return "\n".join(parts) if parts else text
+
+
 class Failures:
     """The lines of the span's check outputs and failed calls that report a failure, with their words
     (read once)."""
@@ -233,7 +253,7 @@ class Failures:
         """``outputs``: each output's text, and whether it is a linter's (every line a finding)."""
         self.lines: list[tuple[str, set[str]]] = []
         for raw, lint in outputs:
-            text = raw[:200_000]
+            text = _output_of(raw[:200_000])
             low = text.lower()
             starts: set[int] = set()
             for w in _FAILURE_WORDS:
@@ -242,12 +262,18 @@ class Failures:
                     starts.add(low.rfind("\n", 0, i) + 1)
                     end = low.find("\n", i)
                     i = -1 if end == -1 else low.find(w, end)
-            if lint:
-                starts.update(m.start() for m in _LINT_LINE.finditer(text))
+            # a linter that reports anything: each of its lines may be a finding, whatever its format
+            # (PHPStan's table, ESLint's "14:11  warning  …" under the file, tflint's "Warning: …")
+            findings = lint and (
+                bool(starts) or any(w in low for w in _LINT_WORDS) or _LINT_LINE.search(text) is not None
+            )
+            if findings:
+                starts.add(0)
+                starts.update(m.end() for m in _NEWLINE.finditer(text, 0, min(len(text), 200_000)))
             for a in sorted(starts):
                 b = text.find("\n", a)
                 line = text[a : b if b != -1 else len(text)][:300]
-                if _FAILURE_LINE.search(line) or (lint and _LINT_LINE.match(line)):
+                if (findings and line.strip()) or _FAILURE_LINE.search(line):
                     self.lines.append((line.strip(), words(line)))
                     if len(self.lines) >= MAX_FAILURE_LINES:
                         return

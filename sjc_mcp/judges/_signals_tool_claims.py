@@ -61,9 +61,23 @@ def _stem(verb: str) -> str:
     return v
 
 
+_CODE = re.compile(r"`([A-Za-z][^`\n]{1,200})`")
+
+
 def _carried(text: str, previous_summary: str | None) -> bool:
+    """Did the previous summary already carry this claim: the whole item, or its action and target (the
+    part before " — ", the outcome worded anew)?"""
+    if not previous_summary:
+        return False
     body = _MARKER.sub("", text, count=1).strip()
-    return bool(previous_summary and body and body in previous_summary)
+    head = body.split(" — ", 1)[0].strip()
+    return bool(body) and (body in previous_summary or (len(head) >= 12 and f" {head} — " in previous_summary))
+
+
+def _quoted_command_ran(rest: str, inputs: list[str]) -> bool:
+    """Does a call's input hold the command the entry quotes (`rubocop`, `cargo clippy --all-targets`)? A
+    quoted option or argument alone (`-target=…`) names no command."""
+    return any(code.lower() in i for code in _CODE.findall(rest) for i in inputs)
 
 
 def unbacked(text: str, sources: Sequence[Source], previous_summary: str | None = None) -> str | None:
@@ -79,6 +93,6 @@ def unbacked(text: str, sources: Sequence[Source], previous_summary: str | None 
         return None
     words = (_stem(verb), *_ALSO.get(_stem(verb), ()), *_ALSO.get(verb.lower(), ()))
     inputs = [(s.call or "").lower() for s in calls]
-    if any(w in i for w in words for i in inputs):
+    if any(w in i for w in words for i in inputs) or _quoted_command_ran(m.group("rest"), inputs):
         return None
     return f"it says {tool} did {verb}, and no {tool} call of this span asked for that"

@@ -19,7 +19,11 @@ _ADJ = r"(?:(?:new|more|additional|existing|extra|total|unit|integration|failing
 _AFTER = re.compile(r"^[ ]?" + _ADJ + r"([A-Za-z_][\w-]{2,})")
 _DIGIT = re.compile(r"\d")
 _UNIT = re.compile(r"^ ?(%|ms|µs|us|ns|[KMGT]i?B|x|×)(?![\w%])")
-_NUMBER = r"(\d[\d,]*(?:\.\d+)?)"
+_NUMBER = r"(\d(?:,?\d)*(?:\.\d+)?)"
+# a line that echoes a call's input ("shell: {"command": …}"): what was asked, not what came out
+_CALL_LINE = re.compile(r"^[\w.-]{1,64}: [{\[]")
+# a file path with a folder and an extension ("src/lib/phone.test.ts"): a line about that one file
+_PATH = re.compile(r"(?:[\w.-]+/)+([\w-]+(?:\.[\w-]+)*\.[A-Za-z]{1,5})(?![\w/])")
 
 
 # A pattern that begins with a look-behind is tried at every position of the text; one that begins with
@@ -37,7 +41,7 @@ def _not_after(not_after: str, literal: str) -> str:
 
 
 # ``(?<![\w.])`` + _NUMBER
-_NUMBER_ALONE = "(" + _first_not_after(r"[\w.]", r"\d") + r"[\d,]*(?:\.\d+)?)"
+_NUMBER_ALONE = "(" + _first_not_after(r"[\w.]", r"\d") + r"(?:,?\d)*(?:\.\d+)?)"
 MAX_PROBES = 40
 MAX_NUMBERS = 200  # numbers looked at per entry
 _PLURAL = re.compile(
@@ -202,6 +206,18 @@ def _qualified_otherwise(p: Probe, before: str, entry_words: set[str]) -> bool:
     return w not in STOPWORDS and w not in entry_words and w.rstrip("s") not in entry_words
 
 
+def _of_another_thing(p: Probe, got: tuple[str, ...], line: str, entry: str, entry_numbers: set[str]) -> bool:
+    """Is the evidence's other value one of another thing than the entry's? The entry states that value
+    too ("the 23 earlier tests plus 2 new ones: 25 tests"), or the line is a call's own input (its command,
+    not its output), or, for a count, the line is about one file the entry does not name ("phone.test.ts
+    (9 tests)" against "3 test files, 27 tests")."""
+    if all(g in entry_numbers for g in got) or _CALL_LINE.match(line):
+        return True
+    if p.count and not p.before:
+        return any(m.group(1) not in entry for m in _PATH.finditer(line))
+    return False
+
+
 def contradiction(
     entry: str,
     texts: Sequence[str],
@@ -221,6 +237,7 @@ def contradiction(
     joined = everything if everything is not None else "\n".join(texts)
     entry_words = words(entry)
     entry_anchors = [a for a in anchors(entry) if len(a) >= 4]
+    entry_numbers = {norm_num(m.group(0)) for m in NUM.finditer(CODE.sub(lambda c: c.group(1), entry))}
     for p in found_probes if found_probes is not None else probes(entry, lambda a: found(a, joined)):
         if p.approx:
             continue
@@ -241,6 +258,7 @@ def contradiction(
                     hit is None
                     and _same_thing(p, line, entry_words, entry_anchors)
                     and not _qualified_otherwise(p, t[max(a1, a0 - 60) : a0], entry_words)
+                    and not _of_another_thing(p, got, line, entry, entry_numbers)
                 ):
                     hit = (got, line[:240], ti)
             else:
@@ -250,6 +268,16 @@ def contradiction(
             continue
         return Conflict(said="/".join(p.value), found="/".join(hit[0]), line=hit[1], text=hit[2])
     return None
+
+
+def _number_in(value: str, sources: Sequence[str]) -> bool:
+    """Does a source show this number, with whatever words around it ("out of 57", a table's column)? Only
+    a number of two digits or more: a count as small as 3 is everywhere."""
+    digits = value.replace(".", "")
+    if len(digits) < 2 or not digits.isdigit():
+        return False
+    rx = re.compile(r"(?<![\w.,])" + ",?".join(map(re.escape, value)) + r"(?![\w]|[.,]\d)")
+    return any(value[0] in t and rx.search(t) for t in sources)
 
 
 def unsourced_counts(
@@ -271,9 +299,8 @@ def unsourced_counts(
         if not p.count or p.before or not all(_PLURAL.match(t) and t not in _VERBS for t in p.thing):
             continue
         low = lowered if lowered is not None and p.key.isascii() else None
-        if any(
-            p.states(t) for i, t in enumerate(sources) if not (low and (li := low[i]) is not None and p.key not in li)
-        ) or verify(p, -1):
+        searched = [t for i, t in enumerate(sources) if not (low and (li := low[i]) is not None and p.key not in li)]
+        if any(p.states(t) for t in searched) or verify(p, -1) or _number_in(p.value[0], sources):
             continue
         in_prose = bool(prose) and not (low is not None and prose_lowered is not None and p.key not in prose_lowered)
         out.append((f"{p.value[0]} {sorted(p.thing)[0]}", in_prose and p.states(prose)))
@@ -337,6 +364,8 @@ def test_count_conflict(entry: str, span_calls: Sequence[Call], outputs: str) ->
     said = m.group(1)
     added = tests_added(span_calls)
     if added <= 0 or str(added) == said:
+        return None
+    if re.search(r"(?<![\w.])" + str(added) + r"(?![\w]|\.\d)", entry):  # "the 2 new ones: 25 tests": both counts
         return None
     if re.search(r"(?<![\w.])" + said + r"\s+(?:new\s+)?(?:tests?|passed)\b", outputs):
         return None
