@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sjc_mcp import validate
+from sjc_mcp import hosts, validate
 from sjc_mcp.errors import InputError
 from sjc_mcp.hosts import read_boundary
 from sjc_mcp.hosts.base import Boundary, Item
@@ -78,8 +78,8 @@ def load_case(path: str | Path) -> Case:
             index=b.index,
             summary=summary,
             previous_summary=raw.get("previous_summary") or b.previous_summary,
-            span=b.span or _items(raw.get("span")),
-            retained=_items(raw.get("retained")),
+            span=b.span or hosts.meaning(host, _items(raw.get("span"))),
+            retained=hosts.meaning(host, _items(raw.get("retained"))),
             session_id=b.session_id,
             boundary_id=b.boundary_id,
             task=raw.get("task"),
@@ -91,8 +91,8 @@ def load_case(path: str | Path) -> Case:
             index=0,
             summary=raw.get("summary") or "",
             previous_summary=raw.get("previous_summary"),
-            span=_items(raw.get("span")),
-            retained=_items(raw.get("retained")),
+            span=hosts.meaning(host, _items(raw.get("span"))),
+            retained=hosts.meaning(host, _items(raw.get("retained"))),
             task=raw.get("task"),
         )
     case_id = raw.get("id") or p.stem

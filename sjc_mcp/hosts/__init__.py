@@ -25,6 +25,13 @@ READERS = {
 }
 
 
+def meaning(host: str, items: list[Item]) -> list[Item]:
+    """Items given as plain roles (a labelled case's span, a caller's history) as ``host`` means them: what it
+    injects into user turns is no one's words, its tool outputs unwrapped, as its transcript reader reads them."""
+    module = READERS.get(host)
+    return module.meaning(items) if module is not None else items
+
+
 def check_file(path: str | Path) -> None:
     """A one-line ``TranscriptError`` unless ``path`` is a regular file: a FIFO or a device (``/dev/zero``)
     would hang the reader or never end, a folder is no transcript."""

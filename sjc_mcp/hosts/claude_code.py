@@ -73,10 +73,24 @@ def user_text_item(text: str) -> Item | None:
     if _NOTIFICATION.match(text) or _SHELL_OUTPUT.match(text):
         name = "notification" if _NOTIFICATION.match(text) else "user-shell"
         return Item(role="tool_output", content=text, name=name)
+    text = strip_injected(text)  # a reminder ahead of the user's words (an IDE's "the user opened …") goes alone
     if _INJECTED.match(text):
         return None
-    text = strip_injected(text)
     return Item(role="user", content=text) if text.strip() else None
+
+
+def meaning(items: list[Item]) -> list[Item]:
+    """Items given as plain roles (a labelled case's span) as Claude Code means them: each user text read by
+    ``user_text_item`` (reminders stripped, injected text dropped, a user's own command output a tool output)."""
+    out: list[Item] = []
+    for it in items:
+        if it.role == "user":
+            read = user_text_item(it.content)
+            if read is not None:
+                out.append(read)
+        else:
+            out.append(it)
+    return out
 
 
 def message_items(role: str, content: Any, *, outputs_only: bool = False) -> list[tuple[Item, int | None]]:

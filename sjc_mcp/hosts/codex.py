@@ -40,6 +40,12 @@ def is_injected(text: str) -> bool:
     return text.lstrip().startswith(_INJECTED_USER)
 
 
+def meaning(items: list[Item]) -> list[Item]:
+    """Items given as plain roles (a labelled case's span) as Codex means them: the user-role texts it writes
+    itself (environment, AGENTS.md, permissions) are no one's words."""
+    return [it for it in items if not (it.role == "user" and is_injected(it.content))]
+
+
 def _item(payload: dict[str, Any]) -> Item | None:
     """A rollout ``response_item`` as an item (``formats.openai_responses``), Codex's own user-role texts
     left out."""

@@ -123,6 +123,11 @@ def _meaning(item: Item) -> Item | None:
     return item
 
 
+def meaning(items: list[Item]) -> list[Item]:
+    """Items given as plain roles (a labelled case's span) as Gemini CLI means them (``_meaning``)."""
+    return [m for it in items if (m := _meaning(it)) is not None]
+
+
 def _result_text(result: Any) -> str | None:
     """A ``toolCalls[].result``: functionResponse parts (0.61.0), or a plain string or object (earlier)."""
     if result is None:

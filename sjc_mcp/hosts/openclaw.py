@@ -147,6 +147,12 @@ def _text(content: Any) -> str:
     return ""
 
 
+def meaning(items: list[Item]) -> list[Item]:
+    """Items given as plain roles (a labelled case's span) as OpenClaw means them: its runtime context and the
+    summary it hands the model are no one's words."""
+    return [it for it in items if not (it.role == "user" and it.content.lstrip().startswith(_INJECTED))]
+
+
 def message_items(msg: dict[str, Any]) -> list[Item]:
     """The items of one OpenClaw message (as stored, or as a compaction provider is handed it)."""
     role = msg.get("role")

@@ -46,8 +46,11 @@ def test_case_is_well_formed(path: Path):
     parsed = split_summary(b.summary, None if case.host == "generic" else case.host)
     assert parsed.render() == b.summary
     items = list(b.span) + list(b.retained)
+    # a label quotes the case's text as written (a Hermes output as its JSON), or as the host reads it
+    written = [it for it in [*(raw.get("span") or []), *(raw.get("retained") or [])] if isinstance(it, dict)]
     sources = {
-        "tool_output": [i.content for i in items if i.role in ("tool_output", "tool_call")],
+        "tool_output": [i.content for i in items if i.role in ("tool_output", "tool_call")]
+        + [str(it.get("content")) for it in written if it.get("role") in ("tool_output", "tool_call")],
         "user_message": [i.content for i in items if i.role == "user"],
         "previous_summary": [b.previous_summary or ""],
     }
