@@ -29,7 +29,7 @@ DEV = PROVENANCE / "dev"
 @cache
 def _case(case_id: str):
     from sjc_mcp.eval.cases import load_case
-    from sjc_mcp.eval.judge import case_request
+    from sjc_mcp.eval.prepared import case_request
 
     case = load_case(DEV / f"{case_id}.json")
     _, request = case_request(case, Config())
