@@ -58,7 +58,7 @@ from sjc_mcp.config import Config  # noqa: E402
 from sjc_mcp.evidence import EvidenceIndex  # noqa: E402
 from sjc_mcp.judges import make_judge  # noqa: E402
 from sjc_mcp.models import Source  # noqa: E402
-from sjc_mcp.pipeline import _results, build_request  # noqa: E402
+from sjc_mcp.pipeline import build_request, entry_results  # noqa: E402
 from sjc_mcp.summary import split_summary  # noqa: E402
 from sjc_mcp.text import tokens  # noqa: E402
 
@@ -121,7 +121,7 @@ def bench_span(runs: int, span_chars: int = 2_000_000, entries: int = 150) -> di
     judge_ms, out = median_ms(lambda: judge.judge(request), runs)
 
     def prune():
-        res = _results(parsed, out, config.threshold, config.margin)
+        res = entry_results(parsed, out, config.threshold, config.margin)
         return parsed.render({e.id for e in res if e.decision == "prune"})
 
     prune_ms, pruned = median_ms(prune, runs)

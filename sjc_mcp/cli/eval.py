@@ -50,7 +50,8 @@ def add_arguments(e: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from sjc_mcp.config import load_config
     from sjc_mcp.errors import InputError
-    from sjc_mcp.eval.judge import evaluate, render_text
+    from sjc_mcp.eval.judge import evaluate
+    from sjc_mcp.eval.report import render_text
 
     config = load_config(args.config)
     if args.threshold is not None:

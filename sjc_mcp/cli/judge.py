@@ -10,6 +10,8 @@ if TYPE_CHECKING:
     import argparse
     from typing import Any
 
+    from sjc_mcp.models import Boundary, JudgeResult, PruneResult, Source
+
 HELP = "score every summary entry against the evidence"
 
 
@@ -53,15 +55,11 @@ def _entry_json(e: Any) -> dict[str, Any]:
     }
 
 
-def judge_or_prune(args: argparse.Namespace, prune: bool) -> int:
-    from sjc_mcp import inputs
-    from sjc_mcp.config import load_config
+def _boundary(args: argparse.Namespace) -> tuple[Boundary | None, dict[str, Any]]:
+    """The compaction ``--transcript`` names (None without one) and the log's meta; a run with nothing
+    to judge against is refused here, before a summary is read from stdin."""
     from sjc_mcp.errors import InputError
-    from sjc_mcp.models import PruneResult
-    from sjc_mcp.pipeline import judge_summary, prune_summary
-    from sjc_mcp.terminal import clean
 
-    config = load_config(args.config)
     meta: dict[str, Any] = {}
     boundary = None
     if args.transcript:
@@ -76,25 +74,99 @@ def judge_or_prune(args: argparse.Namespace, prune: bool) -> int:
             "no evidence given: pass --evidence FILE..., --evidence-jsonl FILE or --transcript PATH "
             "(--no-evidence to judge against nothing: every entry without a source in --previous goes)"
         )
-    summary = None
-    if args.summary is not None or boundary is None:
-        if args.summary in (None, "-") and sys.stdin.isatty():
-            print("sjc: reading the summary from stdin (end it with Ctrl-D, or pass --summary FILE)", file=sys.stderr)
-        summary = inputs.read_text(args.summary or "-", "summary")
-        meta.setdefault("source", args.summary if args.summary not in (None, "-") else "stdin")
-        if summary is None or not summary.strip():
-            raise InputError("the summary is empty")
+    return boundary, meta
+
+
+def _summary(args: argparse.Namespace, boundary: Boundary | None, meta: dict[str, Any]) -> str | None:
+    """The summary ``--summary`` (or stdin) gives; None to judge the boundary's own."""
+    from sjc_mcp import inputs
+    from sjc_mcp.errors import InputError
+
+    if args.summary is None and boundary is not None:
+        return None
+    if args.summary in (None, "-") and sys.stdin.isatty():
+        print("sjc: reading the summary from stdin (end it with Ctrl-D, or pass --summary FILE)", file=sys.stderr)
+    summary = inputs.read_text(args.summary or "-", "summary")
+    meta.setdefault("source", args.summary if args.summary not in (None, "-") else "stdin")
+    if summary is None or not summary.strip():
+        raise InputError("the summary is empty")
+    return summary
+
+
+def _evidence(args: argparse.Namespace) -> list[Source]:
+    """The sources ``--evidence`` and ``--evidence-jsonl`` give; evidence given with no text is refused."""
+    from sjc_mcp import inputs
+    from sjc_mcp.errors import InputError
+
     sources = inputs.evidence_files(args.evidence)
     if args.evidence_jsonl:
         sources += inputs.evidence_jsonl(args.evidence_jsonl)
     if (args.evidence or args.evidence_jsonl) and not any(s.content.strip() for s in sources) and not args.no_evidence:
         raise InputError("the evidence given is empty: every --evidence file and --evidence-jsonl item has no text")
+    return sources
+
+
+def _print_pruned(r: PruneResult, as_json: bool) -> None:
+    """The pruned summary (or its JSON) on stdout, what was removed on stderr."""
+    from sjc_mcp.audit.view import removal_lines
+
+    if as_json:
+        out = {
+            "pruned_summary": r.pruned_summary,
+            "entries": [_entry_json(e) for e in r.entries],
+            "removed": r.removed,
+            "kept": r.kept,
+            "chars_before": r.chars_before,
+            "chars_after": r.chars_after,
+            "threshold": r.threshold,
+            "mode": r.mode,
+            "judge": {"name": r.judge.name, "model": r.judge.model},
+            "errors": r.errors,
+        }
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+    else:
+        sys.stdout.write(r.pruned_summary)
+    for line in removal_lines(r):
+        print(f"sjc: {line}", file=sys.stderr)
+
+
+def _print_judged(r: JudgeResult, as_json: bool) -> None:
+    """Every entry's decision, score and reason (or their JSON) on stdout."""
+    from sjc_mcp.terminal import clean
+
+    if as_json:
+        out = {
+            "entries": [_entry_json(e) for e in r.entries],
+            "threshold": r.threshold,
+            "judge": {"name": r.judge.name, "model": r.judge.model},
+            "mode": r.mode,
+            "errors": r.errors,
+        }
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+        return
+    for e in r.entries:
+        score = "  -  " if e.score is None else f"{e.score:.2f}"
+        first = _first_line(e.text)[:100]
+        print(f"{e.decision:8} {score}  [{clean(e.section[:24])}] {clean(first)}")
+        if e.reason:
+            print(f"{'':15}{clean(e.reason[:300])}")
+
+
+def judge_or_prune(args: argparse.Namespace, prune: bool) -> int:
+    from sjc_mcp import inputs
+    from sjc_mcp.config import load_config
+    from sjc_mcp.models import PruneResult
+    from sjc_mcp.pipeline import judge_boundary, judge_summary, prune_summary
+    from sjc_mcp.terminal import clean
+
+    config = load_config(args.config)
+    boundary, meta = _boundary(args)
+    summary = _summary(args, boundary, meta)
+    sources = _evidence(args)
     previous = inputs.read_text(args.previous, "previous summary")
     task = inputs.read_text(args.task, "task")
     common = {"host": args.host, "threshold": args.threshold, "config": config, "meta": meta}
     if boundary is not None:
-        from sjc_mcp.pipeline import judge_boundary
-
         r = judge_boundary(
             boundary,
             prune=prune,
@@ -115,43 +187,9 @@ def judge_or_prune(args: argparse.Namespace, prune: bool) -> int:
     for warning in r.warnings:
         print(f"sjc: {clean(warning)}", file=sys.stderr)
     if isinstance(r, PruneResult):
-        if args.json:
-            out = {
-                "pruned_summary": r.pruned_summary,
-                "entries": [_entry_json(e) for e in r.entries],
-                "removed": r.removed,
-                "kept": r.kept,
-                "chars_before": r.chars_before,
-                "chars_after": r.chars_after,
-                "threshold": r.threshold,
-                "mode": r.mode,
-                "judge": {"name": r.judge.name, "model": r.judge.model},
-                "errors": r.errors,
-            }
-            print(json.dumps(out, ensure_ascii=False, indent=2))
-        else:
-            sys.stdout.write(r.pruned_summary)
-        from sjc_mcp.audit.view import removal_lines
-
-        for line in removal_lines(r):
-            print(f"sjc: {line}", file=sys.stderr)
+        _print_pruned(r, args.json)
     else:
-        if args.json:
-            out = {
-                "entries": [_entry_json(e) for e in r.entries],
-                "threshold": r.threshold,
-                "judge": {"name": r.judge.name, "model": r.judge.model},
-                "mode": r.mode,
-                "errors": r.errors,
-            }
-            print(json.dumps(out, ensure_ascii=False, indent=2))
-        else:
-            for e in r.entries:
-                score = "  -  " if e.score is None else f"{e.score:.2f}"
-                first = _first_line(e.text)[:100]
-                print(f"{e.decision:8} {score}  [{clean(e.section[:24])}] {clean(first)}")
-                if e.reason:
-                    print(f"{'':15}{clean(e.reason[:300])}")
+        _print_judged(r, args.json)
     for err in r.errors:
         print(f"sjc: {clean(err)}", file=sys.stderr)
     return 0

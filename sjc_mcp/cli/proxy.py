@@ -22,7 +22,7 @@ def add_arguments(x: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from sjc_mcp.config import load_config
-    from sjc_mcp.proxy.app import serve
+    from sjc_mcp.proxy.serve import serve
 
     serve(load_config(args.config), args.listen, args.upstream)
     return 0

@@ -30,8 +30,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from sjc_mcp.judges import _signals_tool_claims as tool_claims
-from sjc_mcp.judges._signals_entry import FEATURES, Span, signals
+from sjc_mcp.judges._signals_entry import FEATURES, signals
 from sjc_mcp.judges._signals_reason import Finding, grounds, reason
+from sjc_mcp.judges._signals_span import Span
 from sjc_mcp.judges._signals_text import anchors, found
 from sjc_mcp.judges._signals_values import contradiction
 from sjc_mcp.models import JudgeOutput, JudgeRequest, Judgment, Origin

@@ -10,12 +10,12 @@ a backup, and written atomically. What install changed is kept in ``plugins/sjc/
 takes exactly that out, and when ``config.yaml`` is still as install left it, puts back the bytes it had
 before. Installing twice changes nothing but the plugin's files (a newer sjc brings newer ones).
 A ``context.engine`` other than Hermes' own (``compressor``) is left alone: Hermes runs one engine.
+The YAML editing and the record of a change: ``setup.hermes_config``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import re
@@ -27,9 +27,9 @@ from typing import Any
 
 from sjc_mcp import paths
 from sjc_mcp.errors import InputError
-from sjc_mcp.setup import settings_file
+from sjc_mcp.setup import hermes_config, settings_file
+from sjc_mcp.setup.hermes_config import NAME
 
-NAME = "sjc"
 FILES = ("plugin.yaml", "__init__.py", "engine.py", "bridge.py")
 SETTINGS = "sjc.json"  # read by the plugin (bridge.SETTINGS)
 STATE = "install.json"
@@ -64,124 +64,6 @@ def _timeout_s() -> float:
         return max(MIN_TIMEOUT_S, float(load_config().hook.time_budget_s) + 10.0)
     except Exception:
         return MIN_TIMEOUT_S
-
-
-# ---- config.yaml ---------------------------------------------------------------------------------------
-
-
-def _yaml(text: str) -> Any:
-    """A round-trip YAML that writes ``text``'s own indentation back."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.util import load_yaml_guess_indent
-
-    y = YAML()
-    y.preserve_quotes = True
-    y.width = 4096  # never re-wrap a long line
-    try:
-        _, seq_indent, seq_offset = load_yaml_guess_indent(text) if text.strip() else (None, 2, 0)
-    except Exception:
-        seq_indent, seq_offset = 2, 0
-    nested = re.search(r"^\S[^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*( +)[^\s#-]", text, re.M)
-    y.indent(mapping=len(nested.group(1)) if nested else 2, sequence=seq_indent or 2, offset=seq_offset or 0)
-    return y
-
-
-def _load(path: Path) -> tuple[bytes, Any, Any]:
-    """(bytes, the YAML, the document) of config.yaml; an empty document for a missing or empty file."""
-    raw = path.read_bytes() if path.exists() else b""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{path} is not UTF-8 text; fix it or move it away first") from None
-    y = _yaml(text)
-    try:
-        doc = y.load(text) if text.strip() else None
-    except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"{path} is not valid YAML ({first}); fix it or move it away first") from None
-    if doc is None:
-        from ruamel.yaml.comments import CommentedMap
-
-        doc = CommentedMap()
-    if not isinstance(doc, dict):
-        raise InputError(f"{path} does not hold a YAML mapping")
-    return raw, y, doc
-
-
-def _dump(y: Any, doc: Any) -> bytes:
-    out = io.StringIO()
-    y.dump(doc, out)
-    return out.getvalue().encode("utf-8")
-
-
-def _mapping(doc: Any, key: str, path: Path, created: list[str], name: str) -> Any:
-    from ruamel.yaml.comments import CommentedMap
-
-    if doc.get(key) is None:
-        doc[key] = CommentedMap()
-        created.append(name)
-    if not isinstance(doc[key], dict):
-        raise InputError(f"{path}: {name} is not a mapping; fix it first")
-    return doc[key]
-
-
-def _enable(doc: Any, path: Path) -> dict[str, Any]:
-    """Turn the engine on in ``doc``; what was changed, for uninstall (empty: nothing was)."""
-    from ruamel.yaml.comments import CommentedSeq
-
-    created: list[str] = []
-    plugins = _mapping(doc, "plugins", path, created, "plugins")
-    context = _mapping(doc, "context", path, created, "context")
-    engine = context.get("engine")
-    if engine not in (None, "", "compressor", NAME):
-        raise InputError(
-            f"{path}: context.engine is {engine!r}; Hermes runs one context engine and sjc's would replace it "
-            f"(set context.engine to {NAME} yourself to use sjc's)"
-        )
-    change: dict[str, Any] = {}
-    enabled = plugins.get("enabled")
-    if enabled is None:
-        plugins["enabled"] = CommentedSeq()
-        created.append("plugins.enabled")
-        enabled = plugins["enabled"]
-    if not isinstance(enabled, list):
-        raise InputError(f"{path}: plugins.enabled is not a list; fix it first")
-    if NAME not in enabled:
-        enabled.append(NAME)
-        change["enabled"] = True
-    disabled = plugins.get("disabled")
-    if isinstance(disabled, list) and NAME in disabled:
-        disabled.remove(NAME)
-        change["disabled"] = True
-    if engine != NAME:
-        context["engine"] = NAME
-        change["engine_was"] = engine if "engine" in context and engine is not None else "<none>"
-    if change or created:
-        change["created"] = created
-    return change
-
-
-def _disable(doc: Any, change: dict[str, Any] | None) -> None:
-    """Take out of ``doc`` what ``change`` says install put in (without a record: sjc's two settings)."""
-    plugins = doc.get("plugins") if isinstance(doc.get("plugins"), dict) else None
-    context = doc.get("context") if isinstance(doc.get("context"), dict) else None
-    record: dict[str, Any] = change if change is not None else {"enabled": True, "engine_was": "<none>", "created": []}
-    if plugins is not None and record.get("enabled") and isinstance(plugins.get("enabled"), list):
-        while NAME in plugins["enabled"]:
-            plugins["enabled"].remove(NAME)
-    if plugins is not None and record.get("disabled") and isinstance(plugins.get("disabled"), list):
-        plugins["disabled"].append(NAME)
-    if context is not None and "engine_was" in record and context.get("engine") == NAME:
-        if record["engine_was"] == "<none>":
-            del context["engine"]
-        else:
-            context["engine"] = record["engine_was"]
-    created: list[str] = list(record.get("created") or [])
-    if plugins is not None and "plugins.enabled" in created and plugins.get("enabled") == []:
-        del plugins["enabled"]
-    for key in ("context", "plugins"):
-        if key in created and doc.get(key) == {}:
-            del doc[key]
 
 
 def _sha(data: bytes) -> str:
@@ -238,9 +120,9 @@ def install(scope: str = "user", dry_run: bool = False) -> tuple[Path, str]:
         raise InputError(f"no Hermes home at {paths.hermes_home()} (run hermes once, or set HERMES_HOME)")
     if not _ours(folder):
         raise InputError(f"{folder} holds a plugin named {NAME} that is not sjc's; move it away first")
-    raw, y, doc = _load(cfg)
-    change = _enable(doc, cfg)
-    after = _dump(y, doc) if change else raw
+    raw, y, doc = hermes_config.load(cfg)
+    change = hermes_config.enable(doc, cfg)
+    after = hermes_config.dump(y, doc) if change else raw
     settings: dict[str, Any] = {"v": 1, "command": hook_command(), "timeout_s": _timeout_s()}
     if dry_run:
         return cfg, (
@@ -254,7 +136,7 @@ def install(scope: str = "user", dry_run: bool = False) -> tuple[Path, str]:
         backup = settings_file.backup(cfg) if existed else None
         previous = _read_state(state_path)
         if previous and isinstance(previous.get("change"), dict):  # what an earlier install did stays undone too
-            change = _merge(previous["change"], change)
+            change = hermes_config.merge(previous["change"], change)
         _write_atomic(cfg, after)
         _write_state(
             state_path,
@@ -273,12 +155,6 @@ def install(scope: str = "user", dry_run: bool = False) -> tuple[Path, str]:
         f"{folder}: plugin {'installed' if files_changed else 'up to date'} (sjc side: {settings['command'][0]})"
     )
     return cfg, "\n".join(lines)
-
-
-def _merge(first: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
-    out = {**later, **first}
-    out["created"] = list(dict.fromkeys([*(first.get("created") or []), *(later.get("created") or [])]))
-    return out
 
 
 def uninstall(scope: str = "user", dry_run: bool = False) -> tuple[Path, str]:
@@ -304,9 +180,9 @@ def uninstall(scope: str = "user", dry_run: bool = False) -> tuple[Path, str]:
                 cfg.unlink()
                 lines.append(f"{cfg}: removed (sjc install had made it)")
         else:
-            _, y, doc = _load(cfg)
-            _disable(doc, state.get("change") if state else None)
-            after = _dump(y, doc)
+            _, y, doc = hermes_config.load(cfg)
+            hermes_config.disable(doc, state.get("change") if state else None)
+            after = hermes_config.dump(y, doc)
             if after == raw:
                 lines.append(f"{cfg}: sjc's context engine not enabled; nothing changed")
             elif dry_run:
@@ -374,7 +250,7 @@ def doctor_checks() -> list[Any]:
     else:
         out.append(Check(OK, "hermes", f"plugin installed ({folder})"))
     try:
-        _, _, doc = _load(cfg)
+        _, _, doc = hermes_config.load(cfg)
         plugins = doc.get("plugins") if isinstance(doc.get("plugins"), dict) else {}
         context = doc.get("context") if isinstance(doc.get("context"), dict) else {}
         enabled = NAME in (plugins.get("enabled") or []) and context.get("engine") == NAME

@@ -197,7 +197,7 @@ _JUDGE_ALL = """
 import json, sys
 from sjc_mcp.eval.cases import case_paths, load_case
 from sjc_mcp.config import Config
-from sjc_mcp.eval.judge import case_request
+from sjc_mcp.eval.prepared import case_request
 from sjc_mcp.judges.lexical import LexicalJudge
 
 judge, out = LexicalJudge(), []

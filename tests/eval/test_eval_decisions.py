@@ -10,7 +10,8 @@ import pytest
 
 from sjc_mcp.config import Config
 from sjc_mcp.eval.cases import load_case, repository_of, transcript_project
-from sjc_mcp.eval.judge import evaluate, render_text
+from sjc_mcp.eval.judge import evaluate
+from sjc_mcp.eval.report import render_text
 from sjc_mcp.models import JudgeOutput, JudgeRequest, Judgment
 from tests.conftest import PROVENANCE, need_shared
 
@@ -170,7 +171,8 @@ def test_lopo_fits_each_project_without_its_own_cases():
     weights fitted on the synthetic cases only (their project's other case is left out with them), and
     each synthetic case by weights fitted on the three others."""
     need_shared(DEV)
-    from sjc_mcp.eval.judge import _labelled_rows, prepare
+    from sjc_mcp.eval.judge import _labelled_rows
+    from sjc_mcp.eval.prepared import prepare
     from sjc_mcp.judges.lexical import LexicalJudge, fit_weights
 
     names = ["real-cc-18", "real-cc-32", "syn-dev-01", "syn-dev-06"]

@@ -58,7 +58,10 @@ def test_tests_added_is_no_contradiction_when_the_entry_states_both_counts() -> 
     )
     span = calls([edit])
     assert values.test_count_conflict("Added 25 new tests.", span, "") is not None
-    assert values.test_count_conflict("The 23 earlier tests plus the 2 new ones: 25 integration tests pass.", span, "") is None
+    assert (
+        values.test_count_conflict("The 23 earlier tests plus the 2 new ones: 25 integration tests pass.", span, "")
+        is None
+    )
 
 
 def test_a_number_a_table_shows_is_not_the_agents_tally() -> None:

@@ -29,7 +29,7 @@ DEV = PROVENANCE / "dev"
 @cache
 def _case(case_id: str):
     from sjc_mcp.eval.cases import load_case
-    from sjc_mcp.eval.judge import case_request
+    from sjc_mcp.eval.prepared import case_request
 
     case = load_case(DEV / f"{case_id}.json")
     _, request = case_request(case, Config())
@@ -399,7 +399,7 @@ def test_an_anchor_searched_first_in_the_entrys_chunks_is_found_as_in_the_whole_
     """``Span.in_evidence`` looks in the entry's own chunks first, then in the pooled text: the answer is
     the pooled text's (a whole token in one chunk is one in the pool; a token across two chunks is not
     found in either alone)."""
-    from sjc_mcp.judges._signals_entry import Span
+    from sjc_mcp.judges._signals_span import Span
     from sjc_mcp.judges._signals_text import found
 
     origin = Origin(kind="tool_output", name="t")

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sjc_mcp.judges._signals_entry import Span
+from sjc_mcp.judges._signals_span import Span
 from sjc_mcp.judges._signals_text import NOT_WORD3, WORD3
 from sjc_mcp.models import Chunk, JudgeEntry, JudgeRequest, Origin, Source
 from sjc_mcp.text import STOPWORDS

@@ -15,6 +15,7 @@ from sjc_mcp.config import DEFAULT_PATTERNS, Config
 from sjc_mcp.formats import RawRequest, WireRequest, wire_of
 from sjc_mcp.hosts import READERS
 from sjc_mcp.proxy import app as proxy_app
+from sjc_mcp.proxy import serve as proxy_serve
 from sjc_mcp.proxy.request import recognise
 from sjc_mcp.proxy.screen import Screen, pattern_marker
 from tests.proxy.test_proxy import CC_PROMPT, CODEX_PROMPT
@@ -217,7 +218,7 @@ def test_the_heap_headroom_is_kept_where_glibc_is():
         glibc = os.confstr("CS_GNU_LIBC_VERSION")
     except (ValueError, OSError):
         glibc = None
-    assert proxy_app.keep_heap_headroom() is bool(glibc)
+    assert proxy_serve.keep_heap_headroom() is bool(glibc)
 
 
 def captured_requests() -> list[tuple[str, str, dict, dict]]:
