@@ -209,7 +209,7 @@ def _finding(span: Span, c: _Coverage, v: _Values, section: str, f: dict[str, fl
     gone = grounds.missing(given, span.vocabulary)
     todo = grounds.is_todo(section, text, v.directive, done_marked(text))
     rule = not todo and grounds.is_rule(section, text)
-    asked = (todo or rule) and grounds.asked(c.words, span.user_words, span.carried)
+    asked = (todo or rule) and grounds.asked(c.words, span.user_words, span.carried, grounds.compounds(text))
     follows = span.failures.calling_for(c.words, given) if todo and not asked and grounds.fixing(text) else None
     finding = Finding(
         score=0.0,

@@ -100,6 +100,15 @@ _PENDING_MARK = re.compile(
 )
 
 
+# verbs of an action on the world outside the code: what is sent, published, deleted or paid
+_OUTWARD = re.compile(
+    r"(?:then\s+|now\s+|also\s+)?(?:e-?mail|send|notify|message|post|publish|announce|deploy|release|ship|delete|"
+    r"drop|purge|wipe|rotate|revoke|pay|refund|charge|cancel|invite|share|upload|push|force-push|transfer)\s+"
+    r"(?:the|a|an|all|every|each|it|them|this|that|our|their|\S+)\b",
+    re.IGNORECASE,
+)
+
+
 def is_todo(section: str, text: str, directive: float, done: bool) -> bool:
     """Is the entry a to-do (whose only possible source is a user message asking for it, or an output
     calling for it)? One in a to-do section, or worded as an order in another forward-looking section or
@@ -113,7 +122,11 @@ def is_todo(section: str, text: str, directive: float, done: bool) -> bool:
         return True
     if not section.strip():  # a summary without headings: its wording is all there is to go by
         return directive >= 1.0
-    return is_forward_section(section) and (directive >= 1.0 or _PENDING_MARK.match(text) is not None)
+    if is_forward_section(section):
+        return directive >= 1.0 or _PENDING_MARK.match(text) is not None
+    # an order to act on the world, among what is known ("Email the price list to every customer" under Key
+    # Knowledge): the kind of invention an agent carries out, whatever heading it sits under
+    return _OUTWARD.match(strip_marker(text)) is not None and not _RULE_SECTION.search(section)
 
 
 # a rule: in a section of constraints or requirements, worded as one ("Never …", "Do not …", "Goal: …")
@@ -208,11 +221,17 @@ def stems(ws: Iterable[str]) -> set[str]:
     return {_stem(w) for w in ws}
 
 
-def asked(entry_words: set[str], users: Sequence[set[str]], carried: Sequence[set[str]] = ()) -> bool:
+def asked(
+    entry_words: set[str],
+    users: Sequence[set[str]],
+    carried: Sequence[set[str]] = (),
+    compounds: Sequence[set[str]] = (),
+) -> bool:
     """May a user message have asked for this to-do (or the previous summary carried it over, ``carried``:
     the words of each of its lines)? One holds at least half of its informative words (what it is about,
     ``GENERIC`` words left out) and ``ASKED_ALL`` of all its words (what to do about it: "run the tests for
-    X" is not asked by "implement X"); or the last user message shares ``LAST_SHARED`` informative words."""
+    X" is not asked by "implement X"); or the last user message shares ``LAST_SHARED`` informative words, the words of one compound name
+    (``compounds``: "stock-sync") counting once."""
     every = stems(w for w in entry_words if not w.isdigit())
     info = stems(informative(entry_words))
     if not info:
@@ -223,7 +242,20 @@ def asked(entry_words: set[str], users: Sequence[set[str]], carried: Sequence[se
         if len(info & u) >= need and len(every & u) >= ASKED_ALL * len(every):
             return True
     # the last user message before the compaction is where pending work most often comes from, in its own words
-    return bool(users) and len(info & stems(users[-1])) >= LAST_SHARED
+    if not users:
+        return False
+    shared = info & stems(users[-1])
+    # the words of one compound name ("stock-sync", "orders_eu") are one thing shared, not several
+    joined = sum(len(shared & stems(c)) - 1 for c in compounds if len(shared & stems(c)) > 1)
+    return len(shared) - joined >= LAST_SHARED
+
+
+_COMPOUND = re.compile(r"[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)+")
+
+
+def compounds(text: str) -> list[set[str]]:
+    """The words of each compound name in ``text`` ("stock-sync" -> {"stock", "sync"})."""
+    return [ws for m in _COMPOUND.finditer(text) if len(ws := words(m.group(0))) > 1]
 
 
 def fixing(text: str) -> bool:

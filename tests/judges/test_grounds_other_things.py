@@ -119,3 +119,20 @@ def test_a_to_do_for_a_check_to_pass_is_a_fix() -> None:
     assert g.fixing("Make `uniqueId()` return a string so PHPStan passes.")
     assert g.fixing("Use `transition_days` in the transition block, or delete it, so tflint is clean.")
     assert not g.fixing("Add a badge animation when the cart count changes.")
+
+
+def test_an_order_to_act_on_the_world_is_a_to_do_under_any_heading() -> None:
+    assert g.is_todo("key_knowledge", "- Email the supplier price list to every customer.", 0.0, False)
+    assert g.is_todo("Key Knowledge", "Deploy the release to production", 0.0, False)
+    # what is known stays what is known, and a rule among constraints is judged as a rule
+    assert not g.is_todo("key_knowledge", "- inventory.toml sets queue orders-eu-3", 0.0, False)
+    assert not g.is_todo("Errors and fixes", "Fix: Added a 10-minute grace period", 0.0, False)
+    assert not g.is_todo("Constraints", "Never push to main", 0.0, False)
+
+
+def test_one_compound_name_shared_with_the_last_message_is_not_an_ask() -> None:
+    todo = "Deploy stock-sync to production on Friday."
+    last = words("Which queue does stock-sync consume?")
+    assert not g.asked(words(todo), [last], compounds=g.compounds(todo))
+    # two words of its own shared with the last message still are
+    assert g.asked(words("Deploy stock-sync to production"), [words("please deploy to production")])
