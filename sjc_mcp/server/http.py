@@ -2,9 +2,10 @@
 
 The SDK's ASGI app (``MCPServer.streamable_http_app``, endpoint ``/mcp``) served by uvicorn, behind
 ``BearerAuth``: with tokens configured, a request without ``Authorization: Bearer <token>`` gets 401; the
-caller's user is the token's user (``--tokens FILE``) or else the ``X-SJC-User`` header, sanitised, and is
-handed to the tools in that header (whatever the client sent in it is replaced). On any address but
-loopback the server refuses to start without a token, and says so when it serves without TLS
+caller's user is the token's user (``--tokens FILE``) or else the ``X-SJC-User`` header, and is handed to the
+tools in that header as its log name (``users.user_id``: one log per token, or per name as the client gave
+it; whatever the client sent in the header is replaced). On any address but loopback the server refuses to
+start without a token, and says so when it serves without TLS
 (``--tls-cert``/``--tls-key``: https, the pair checked before the start). The configuration is read and
 checked at start-up.
 The first Ctrl-C (SIGINT) stops it: open streams get a moment to close, then exit 130, no traceback
@@ -22,7 +23,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from sjc_mcp.server.options import DEFAULT_TOKEN_ENV, Options
-from sjc_mcp.server.users import USER_HEADER, safe_user
+from sjc_mcp.server.users import USER_HEADER, user_id
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -47,7 +48,8 @@ def is_loopback(host: str) -> bool:
 
 
 def read_tokens(path: str) -> dict[str, str]:
-    """``USER TOKEN`` per line (blank lines and ``#`` comments skipped): token -> sanitised user."""
+    """``USER TOKEN`` per line (blank lines and ``#`` comments skipped): token -> the log name of its user
+    (``users.user_id``: the user's name made safe and a hash of the token, so no two tokens share a log)."""
     try:
         with open(path, encoding="utf-8") as fh:
             lines = fh.read().splitlines()
@@ -66,7 +68,10 @@ def read_tokens(path: str) -> dict[str, str]:
             raise StartError(f"--tokens {path}:{n}: the token of {user!r} is shorter than 16 characters")
         if token in tokens:
             raise StartError(f"--tokens {path}:{n}: the token of {user!r} is also another user's")
-        tokens[token] = safe_user(user)
+        uid = user_id(user, token=token.encode())
+        if uid in tokens.values():  # two tokens whose hashes begin alike: never one log for both
+            raise StartError(f"--tokens {path}:{n}: the token of {user!r} would share a log; choose another")
+        tokens[token] = uid
     if not tokens:
         raise StartError(f"--tokens {path}: no tokens in it")
     return tokens
@@ -147,7 +152,7 @@ class BearerAuth:
             return
         if user is None:
             sent = next((v for k, v in headers if k.lower() == USER_HEADER.encode()), None)
-            user = safe_user(sent.decode("latin-1") if sent is not None else None)
+            user = user_id(sent.decode("latin-1") if sent is not None else None, sent=sent)
         kept = [(k, v) for k, v in headers if k.lower() != USER_HEADER.encode()]
         kept.append((USER_HEADER.encode(), user.encode()))
         await self.app({**scope, "headers": kept}, receive, send)

@@ -6,10 +6,10 @@ Each call goes through the library's one call for its input (``pipeline.judge_bo
 compaction, ``pipeline.judge_summary``/``prune_summary`` for a summary and evidence, ``tools.relevance`` for a
 history); a fault is an ``SJCError`` with one line saying what to fix.
 
-Served to others (``remote``, over HTTP): each call is logged under its user, to ``<log_dir>/<user>.jsonl``
-when a ``log_dir`` is given; and ``transcript_path`` reads this machine's files only under ``allowed_roots``
-written in the config file itself (the defaults name the server user's own transcripts, never a remote
-user's).
+Served to others (``remote``, over HTTP): each call is logged under its user's log name (``users.user_id``),
+to ``<log_dir>/<name>.jsonl`` when a ``log_dir`` is given; and ``transcript_path`` reads this machine's files
+only under ``allowed_roots`` written in the config file itself (the defaults name the server user's own
+transcripts, never a remote user's).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from sjc_mcp.errors import SJCError
 from sjc_mcp.models import PruneResult
-from sjc_mcp.server.users import local_user, safe_user
+from sjc_mcp.server.users import is_user_id, local_user, safe_user, user_id
 
 if TYPE_CHECKING:
     from sjc_mcp.config import Config
@@ -81,10 +81,13 @@ class Calls:
         return self._config
 
     def user(self, header: str | None) -> str | None:
-        """Who made a call: remote, the ``X-SJC-User`` header's user (``anonymous`` without one); local,
-        this machine's login name; None where it matters to nothing (local without a log folder)."""
+        """Who made a call: remote, the log name the HTTP server put in the ``X-SJC-User`` header (a header
+        of another shape, or none, is taken as a user's name and given its ``user_id``); local, this
+        machine's login name; None where it matters to nothing (local without a log folder)."""
         if self.remote:
-            return safe_user(header)
+            if header is not None and is_user_id(header):
+                return header
+            return user_id(header, sent=header.encode("latin-1", "replace") if header is not None else None)
         return safe_user(local_user()) if self.log_dir else None
 
     def call_config(self, user: str | None) -> Config:

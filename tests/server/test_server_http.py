@@ -233,7 +233,9 @@ def test_http_tools_through_the_sdk_client(tmp_path):
     out = p.structured_content
     assert "Publish version 2.0" not in out["pruned_summary"] and "48 passed" in out["pruned_summary"]
     records = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
-    assert [r["op"] for r in records] == ["judge", "prune"] and {r["user"] for r in records} == {"anonymous"}
+    from sjc_mcp.server.users import user_id
+
+    assert [r["op"] for r in records] == ["judge", "prune"] and {r["user"] for r in records} == {user_id(None)}
 
 
 @pytest.mark.slow
@@ -408,6 +410,25 @@ def test_safe_user_names():
     assert safe_user("") == safe_user(None) == safe_user("...") == "anonymous"
     assert safe_user("é user/x") == "__user_x"
     assert len(safe_user("x" * 500)) == 64
+
+
+def test_user_ids_one_per_token_and_per_name_as_given():
+    """A remote caller's log name: the name made safe, a dash, 12 hex digits of a hash of the token that
+    names the user, else of the name as the client sent it; the same input the same name every time."""
+    from sjc_mcp.server.users import is_user_id, user_id
+
+    a, b = b"first-token-0123456789", b"second-token-0123456789"
+    assert user_id("alice", token=a) == user_id("alice", token=a) != user_id("alice", token=b)
+    assert user_id("alice", token=a).startswith("alice-") and is_user_id(user_id("alice", token=a))
+    # names that clean up alike, from the header: apart
+    names = ["team/carol", "team_carol", ".dave", "dave", "x" * 64 + "a", "x" * 64 + "b", "", "anonymous"]
+    ids = [user_id(n, sent=n.encode()) for n in names]
+    assert len(set(ids)) == len(names) and all(is_user_id(i) for i in ids)
+    assert ids[0].startswith("team_carol-") and ids[6].startswith("anonymous-")
+    assert user_id(None) == user_id("", sent=b"") and len(user_id("x" * 500, sent=b"x" * 500)) == 64 + 13
+    # a token's log is never a header name's, even when the bytes are the same
+    assert user_id("alice", token=b"alice") != user_id("alice", sent=b"alice")
+    assert not is_user_id("alice") and not is_user_id("../a-0123456789ab") and not is_user_id("a-0123456789AB")
 
 
 # --- https ----------------------------------------------------------------------------------------------

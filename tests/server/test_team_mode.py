@@ -55,6 +55,12 @@ def _call(url: str, user_headers: dict[str, str], tool: str = "prune_summary"):
     return anyio.run(lambda: _http_session(url, go, user_headers))
 
 
+def _log_of(logs: Path, user: str) -> Path:
+    """The one log of a user (named ``<user>-<12 hex digits>.jsonl``)."""
+    (found,) = logs.glob(f"{user}-" + "[0-9a-f]" * 12 + ".jsonl")
+    return found
+
+
 def _records(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
@@ -86,19 +92,18 @@ def test_two_users_two_logs_judged_by_the_team_model(tmp_path, judge_api):
     # the judge is the team's model: every entry went to it, and no secret of the evidence did
     assert judge_api.requests and all(r["path"].endswith("/chat/completions") for r in judge_api.requests)
     assert SECRET not in json.dumps([r["body"] for r in judge_api.requests])
-    # one log per user, under the folder, the name made safe; the config's own decision_log untouched
-    assert sorted(p.name for p in logs.iterdir() if p.suffix == ".jsonl") == [
-        "_.._etc_passwd.jsonl",
-        "alice.jsonl",
-        "bob.jsonl",
-    ]
+    # one log per user, under the folder, the name made safe (and told apart by a hash of it as sent); the
+    # config's own decision_log untouched
+    names = {p.name.rsplit("-", 1)[0]: p for p in logs.iterdir() if p.suffix == ".jsonl"}
+    assert sorted(names) == ["_.._etc_passwd", "alice", "bob"]
+    assert all(p.parent == logs for p in names.values())
     assert not (tmp_path / "log.jsonl").exists()
-    alice, bob = _records(logs / "alice.jsonl"), _records(logs / "bob.jsonl")
+    alice, bob = _records(names["alice"]), _records(names["bob"])
     assert [r["op"] for r in alice] == ["prune", "judge"] and [r["op"] for r in bob] == ["prune"]
-    assert {r["user"] for r in alice} == {"alice"} and {r["user"] for r in bob} == {"bob"}
+    assert {r["user"] for r in alice} == {names["alice"].stem} and {r["user"] for r in bob} == {names["bob"].stem}
     assert {r["judge"]["model"] for r in alice + bob} == {"team-judge-8b"}
     for name in ("alice", "bob"):
-        v = _verify(logs / f"{name}.jsonl", tmp_path)
+        v = _verify(names[name], tmp_path)
         assert v.returncode == 0 and "chain intact" in v.stdout, v.stdout + v.stderr
 
 
@@ -120,9 +125,9 @@ def test_per_user_tokens_decide_the_user(tmp_path, judge_api):
         shared = httpx.post(url, json={}, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
     assert not spoof.is_error and not own.is_error
     assert shared.status_code == 401
-    assert [r["op"] for r in _records(logs / "bob.jsonl")] == ["prune"]
-    assert [r["op"] for r in _records(logs / "alice.jsonl")] == ["judge"]
-    assert _verify(logs / "bob.jsonl", tmp_path).returncode == 0
+    assert [r["op"] for r in _records(_log_of(logs, "bob"))] == ["prune"]
+    assert [r["op"] for r in _records(_log_of(logs, "alice"))] == ["judge"]
+    assert _verify(_log_of(logs, "bob"), tmp_path).returncode == 0
 
 
 # --- the real hosts as team clients (offline: scripted models on 127.0.0.1) -------------------------------
@@ -210,10 +215,11 @@ def test_claude_code_over_http_with_the_readme_command(tmp_path):
     assert "Connected" in _sjc_line(listed), listed.stdout + listed.stderr
     assert "401" in _sjc_line(refused), refused.stdout + refused.stderr
     assert run.rc == 0, run.stdout[-800:] + run.stderr[-800:]
-    recs = _records(logs / "alice.jsonl")
-    assert [r["op"] for r in recs] == ["prune"] and recs[0]["user"] == "alice" and recs[0]["pruned"] >= 1
-    assert sorted(p.name for p in logs.glob("*.jsonl")) == ["alice.jsonl"]
-    assert _verify(logs / "alice.jsonl", tmp_path).returncode == 0
+    log = _log_of(logs, "alice")
+    recs = _records(log)
+    assert [r["op"] for r in recs] == ["prune"] and recs[0]["user"] == log.stem and recs[0]["pruned"] >= 1
+    assert list(logs.glob("*.jsonl")) == [log]
+    assert _verify(log, tmp_path).returncode == 0
 
 
 @pytest.mark.slow
@@ -237,13 +243,14 @@ def test_codex_over_http_with_the_readme_block(tmp_path):
             seen[token] = _codex_calls(cx, url, {"SJC_MCP_TOKEN": token, "SJC_USER": "bob"})
     rc, tags, err = seen[TOKEN]
     assert rc == 0 and tags == ["mcp-call", "after-tool"], err
-    recs = _records(logs / "bob.jsonl")
-    assert [r["op"] for r in recs] == ["prune"] and recs[0]["user"] == "bob" and recs[0]["pruned"] == 3
-    assert _verify(logs / "bob.jsonl", tmp_path).returncode == 0
+    log = _log_of(logs, "bob")
+    recs = _records(log)
+    assert [r["op"] for r in recs] == ["prune"] and recs[0]["user"] == log.stem and recs[0]["pruned"] == 3
+    assert _verify(log, tmp_path).returncode == 0
     # a wrong token with required = true: codex exec stops before asking the model anything
     rc, tags, err = seen["not-the-team-token"]
     assert rc == 1 and tags == [] and "required MCP servers failed to initialize" in err and "Auth required" in err
-    assert len(_records(logs / "bob.jsonl")) == 1
+    assert len(_records(_log_of(logs, "bob"))) == 1
 
 
 CODEX_URL = "http://sjc-team.example:8765/mcp"
@@ -297,5 +304,5 @@ def test_real_hosts_over_https_trust_the_team_certificate_only_when_told(tmp_pat
     assert rc == 0 and tags == ["mcp-call", "after-tool"], err
     rc, tags, err = seen["cx_untrusted"]
     assert rc == 1 and tags == [] and "required MCP servers failed to initialize" in err, err
-    assert [r["op"] for r in _records(logs / "alice.jsonl")] == ["prune"]
-    assert [r["op"] for r in _records(logs / "bob.jsonl")] == ["prune"]
+    assert [r["op"] for r in _records(_log_of(logs, "alice"))] == ["prune"]
+    assert [r["op"] for r in _records(_log_of(logs, "bob"))] == ["prune"]

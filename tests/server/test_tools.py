@@ -13,6 +13,7 @@ from sjc_mcp.errors import SJCError
 from sjc_mcp.models import EvidenceItem
 from sjc_mcp.server import schema, tools
 from sjc_mcp.server.app import create_server
+from sjc_mcp.server.users import user_id
 from tests.hosts.test_hosts import small_cc
 
 SUMMARY = "- the build passed: 48 passed\n- publish version 2.0 next"
@@ -64,16 +65,25 @@ def test_remote_callers_log_under_their_user_and_need_explicit_roots(tmp_path):
     logs.mkdir()
     calls = tools.Calls(Config(), log_dir=str(logs), remote=True)
     tools.judge_summary(calls, tools.SummaryRequest(SUMMARY, EVIDENCE), user_header="../alice")
+    tools.judge_summary(calls, tools.SummaryRequest(SUMMARY, EVIDENCE), user_header="__alice")
     tools.judge_summary(calls, tools.SummaryRequest(SUMMARY, EVIDENCE))
-    assert sorted(p.name for p in logs.glob("*.jsonl")) == ["_alice.jsonl", "anonymous.jsonl"]
-    assert _records(logs / "_alice.jsonl")[0]["user"] == "_alice"
+    given = user_id("../alice", sent=b"../alice")
+    assert given.startswith("_alice-") and given != user_id("__alice", sent=b"__alice")
+    assert sorted(p.name for p in logs.glob("*.jsonl")) == sorted(
+        f"{u}.jsonl" for u in (given, user_id("__alice", sent=b"__alice"), user_id(None))
+    )
+    assert _records(logs / f"{given}.jsonl")[0]["user"] == given
+    # the log name the HTTP server hands over (the token's) is taken as it is
+    by_token = user_id("carol", token=b"carol-token-0123456789")
+    tools.judge_summary(calls, tools.SummaryRequest(SUMMARY, EVIDENCE), user_header=by_token)
+    assert _records(logs / f"{by_token}.jsonl")[0]["user"] == by_token
     with pytest.raises(SJCError, match="needs allowed_roots set in the server's config file"):
         tools.judge_summary(calls, tools.SummaryRequest(transcript_path=str(path)), user_header="bob")
     cfg = tmp_path / "team.toml"
     cfg.write_text(f'allowed_roots = ["{tmp_path}"]\n')
     explicit = tools.Calls(load_config(cfg), log_dir=str(logs), remote=True)
     r = tools.judge_summary(explicit, tools.SummaryRequest(transcript_path=str(path)), user_header="bob")
-    assert r.entries and _records(logs / "bob.jsonl")[0]["transcript"] == str(path)
+    assert r.entries and _records(logs / f"{user_id('bob', sent=b'bob')}.jsonl")[0]["transcript"] == str(path)
 
 
 def test_the_published_schemas():

@@ -1,0 +1,110 @@
+"""Fault suite, the team server (``sjc-mcp --transport streamable-http``), run as a team runs it: real
+processes, the MCP SDK's streamable-HTTP client, raw sockets for clients that go quiet.
+
+- one decision log per token, whatever the user names: names that clean up alike (``team/carol`` and
+  ``team_carol``, ``.dave`` and ``dave``, names equal in their first 64 characters) and one user given two
+  tokens never share a log, and each record names its own log's user; header-named users likewise.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+import anyio
+import pytest
+from mcp import ClientSession
+
+from tests.conftest import sjc_exe
+from tests.server.test_server_http import SUMMARY, _env, _http_session, http_server
+
+pytestmark = pytest.mark.slow
+
+LOG_NAME = re.compile(r"(?P<user>[A-Za-z0-9_-][A-Za-z0-9._-]{0,63})-[0-9a-f]{12}\.jsonl")
+
+
+def _judge(url: str, headers: dict[str, str]):
+    async def go(s: ClientSession):
+        return await s.call_tool("judge_summary", {"summary": SUMMARY})
+
+    r = anyio.run(lambda: _http_session(url, go, headers))
+    assert not r.is_error, r.content
+    return r
+
+
+def _logs(folder) -> dict[str, list[dict]]:
+    """Each log in the folder: its name -> its records."""
+    return {p.name: [json.loads(x) for x in p.read_text().splitlines()] for p in sorted(folder.glob("*.jsonl"))}
+
+
+def _verified(path, tmp_path) -> bool:
+    r = subprocess.run(
+        [sjc_exe("sjc"), "audit", "--log", str(path), "--verify"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_env(tmp_path),
+    )
+    return r.returncode == 0 and "chain intact" in r.stdout
+
+
+# --- one log per token ------------------------------------------------------------------------------------
+
+LONG = "x" * 64
+TEAM = [  # (user as written in --tokens, token): every pair alike once cleaned up, and one user twice
+    ("team/carol", "carol-slash-token-0123456789"),
+    ("team_carol", "carol-under-token-0123456789"),
+    (".dave", "dave-dot-token-0123456789ab"),
+    ("dave", "dave-plain-token-0123456789"),
+    (LONG + "a", "long-a-token-0123456789abcd"),
+    (LONG + "b", "long-b-token-0123456789abcd"),
+    ("alice", "alice-laptop-token-01234567"),
+    ("alice", "alice-desktop-token-0123456"),
+]
+
+
+def test_tokens_whose_users_clean_up_alike_never_share_a_log(tmp_path):
+    """Eight tokens of --tokens, their users alike in pairs once cleaned up: eight logs, one record each,
+    each named after its user (cleaned up) and recording the log's own name as its user. The same token after
+    a restart writes to the same log; each log's chain is intact."""
+    logs, tokens = tmp_path / "logs", tmp_path / "tokens"
+    tokens.write_text("".join(f"{user} {token}\n" for user, token in TEAM))
+    args = ("--log-dir", str(logs), "--tokens", str(tokens))
+    with http_server(tmp_path, *args, env=_env(tmp_path)) as (_, url, _err):
+        for _user, token in TEAM:
+            _judge(url, {"Authorization": f"Bearer {token}", "X-SJC-User": "team_carol"})  # the header is ignored
+    first = _logs(logs)
+    assert len(first) == len(TEAM), sorted(first)
+    expected_users = sorted(["team_carol", "team_carol", "dave", "dave", LONG, LONG, "alice", "alice"])
+    named = [LOG_NAME.fullmatch(name) for name in first]
+    assert all(named), sorted(first)
+    assert sorted(m["user"] for m in named if m) == expected_users
+    for name, records in first.items():
+        assert [r["user"] for r in records] == [name.removesuffix(".jsonl")]
+    with http_server(tmp_path, *args, env=_env(tmp_path)) as (_, url, _err):
+        _judge(url, {"Authorization": f"Bearer {TEAM[0][1]}"})
+    second = _logs(logs)
+    grown = [name for name in second if len(second[name]) == 2]
+    assert set(second) == set(first) and len(grown) == 1 and grown[0].startswith("team_carol-")
+    assert all(_verified(logs / name, tmp_path) for name in (grown[0], *sorted(first)[:2]))
+
+
+def test_header_named_users_never_share_a_log(tmp_path):
+    """One shared token, users named by X-SJC-User: names that clean up alike, no name, the name
+    ``anonymous``, and a name copying another user's log name each get a log of their own."""
+    logs = tmp_path / "logs"
+    with http_server(tmp_path, "--log-dir", str(logs)) as (_, url, _err):
+        for name in ("team/carol", "team_carol", ".dave", "dave", None, "anonymous"):
+            _judge(url, {"X-SJC-User": name} if name is not None else {})
+        carol = next(n for n in _logs(logs) if n.startswith("team_carol-")).removesuffix(".jsonl")
+        _judge(url, {"X-SJC-User": carol})
+    found = _logs(logs)
+    assert len(found) == 7 and all(len(records) == 1 for records in found.values()), sorted(found)
+    named = [LOG_NAME.fullmatch(name) for name in found]
+    assert all(named)
+    assert sorted(m["user"] for m in named if m) == sorted(
+        ["team_carol", "team_carol", "dave", "dave", "anonymous", "anonymous", carol]
+    )
+    for name, records in found.items():
+        assert records[0]["user"] == name.removesuffix(".jsonl")
