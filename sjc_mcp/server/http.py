@@ -5,7 +5,7 @@ The SDK's ASGI app (``MCPServer.streamable_http_app``, endpoint ``/mcp``) served
 caller's user is the token's user (``--tokens FILE``) or else the ``X-SJC-User`` header, and is handed to the
 tools in that header as its log name (``users.user_id``: one log per token, or per name as the client gave
 it; whatever the client sent in the header is replaced). On any address but loopback the server refuses to
-start without a token, and says so when it serves without TLS
+start without a token or with one shorter than 16 bytes, and says so when it serves without TLS
 (``--tls-cert``/``--tls-key``: https, the pair checked before the start). The configuration is read and
 checked at start-up.
 The first Ctrl-C (SIGINT) stops it: open streams get a moment to close, then exit 130, no traceback
@@ -32,6 +32,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 MCP_PATH = "/mcp"
+MIN_TOKEN_BYTES = 16
 
 
 class StartError(Exception):
@@ -64,8 +65,8 @@ def read_tokens(path: str) -> dict[str, str]:
         if len(parts) != 2:
             raise StartError(f"--tokens {path}:{n}: expected 'USER TOKEN'")
         user, token = parts
-        if len(token) < 16:
-            raise StartError(f"--tokens {path}:{n}: the token of {user!r} is shorter than 16 characters")
+        if len(token.encode()) < MIN_TOKEN_BYTES:
+            raise StartError(f"--tokens {path}:{n}: the token of {user!r} is shorter than {MIN_TOKEN_BYTES} bytes")
         if token in tokens:
             raise StartError(f"--tokens {path}:{n}: the token of {user!r} is also another user's")
         uid = user_id(user, token=token.encode())
@@ -88,10 +89,17 @@ def tokens_for(opts: Options, env: dict[str, str] | None = None) -> dict[str, st
     if opts.token_env and not token:
         raise StartError(f"--token-env {name}: the variable is not set (or empty)")
     tokens: dict[str, str | None] = {token: None} if token else {}
-    if not tokens and not is_loopback(opts.host):
+    if is_loopback(opts.host):
+        return tokens
+    if not tokens:
         raise StartError(
             f"refusing to serve on {opts.host} (not loopback) without a bearer token: set {DEFAULT_TOKEN_ENV} "
             "(or --token-env NAME, or --tokens FILE)"
+        )
+    if len(token.encode()) < MIN_TOKEN_BYTES:
+        raise StartError(
+            f"refusing to serve on {opts.host} (not loopback) with a token of {len(token.encode())} bytes in {name}: "
+            f"give one of {MIN_TOKEN_BYTES} bytes or more (openssl rand -hex 24)"
         )
     return tokens
 

@@ -69,14 +69,14 @@ def _parser() -> argparse.ArgumentParser:
         "--token-env",
         metavar="NAME",
         help=f"environment variable holding the bearer token clients must send (default {DEFAULT_TOKEN_ENV}); "
-        "required on a non-loopback address",
+        "required on a non-loopback address, of 16 bytes or more",
     )
     http.add_argument(
         "--tokens",
         metavar="FILE",
         dest="tokens_file",
-        help="per-user bearer tokens, one 'USER TOKEN' per line (# comments): each call is logged under its "
-        "token's user",
+        help="per-user bearer tokens, one 'USER TOKEN' per line (# comments; tokens of 16 bytes or more): each call "
+        "is logged under its token's user, in a log of that token's own",
     )
     http.add_argument("--tls-cert", metavar="FILE", help="serve https with this certificate (PEM; with --tls-key)")
     http.add_argument("--tls-key", metavar="FILE", help="the certificate's private key (PEM; with --tls-cert)")

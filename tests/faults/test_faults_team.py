@@ -3,7 +3,8 @@ processes, the MCP SDK's streamable-HTTP client, raw sockets for clients that go
 
 - one decision log per token, whatever the user names: names that clean up alike (``team/carol`` and
   ``team_carol``, ``.dave`` and ``dave``, names equal in their first 64 characters) and one user given two
-  tokens never share a log, and each record names its own log's user; header-named users likewise.
+  tokens never share a log, and each record names its own log's user; header-named users likewise;
+- a token shorter than 16 bytes is refused off loopback, from the environment as from ``--tokens``.
 """
 
 from __future__ import annotations
@@ -108,3 +109,52 @@ def test_header_named_users_never_share_a_log(tmp_path):
     )
     for name, records in found.items():
         assert records[0]["user"] == name.removesuffix(".jsonl")
+
+
+# --- short tokens off loopback ----------------------------------------------------------------------------
+
+
+def _start(tmp_path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sjc_exe("sjc-mcp"), "--transport", "streamable-http", "--port", "9", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=_env(tmp_path, **env),
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        (("--host", "0.0.0.0"), {"SJC_MCP_TOKEN": "Q"}),
+        (("--host", "0.0.0.0"), {"SJC_MCP_TOKEN": "0123456789abcde"}),  # 15 bytes
+        (("--host", "0.0.0.0"), {"SJC_MCP_TOKEN": "\u00e9" * 7}),  # 7 characters, 14 bytes
+        (("--host", "::", "--token-env", "TEAM_TOKEN"), {"TEAM_TOKEN": "short"}),
+    ],
+)
+def test_a_token_shorter_than_16_bytes_is_refused_off_loopback(tmp_path, args, env):
+    r = _start(tmp_path, *args, **env)
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith("sjc-mcp: refusing to serve on ") and "16 bytes" in r.stderr
+    assert next(iter(env.values())) not in r.stderr  # the token itself is not printed
+
+
+def test_a_tokens_file_counts_bytes_too(tmp_path):
+    tokens = tmp_path / "tokens"
+    tokens.write_text("carol " + "\u00e9" * 7 + "\n")
+    r = _start(tmp_path, "--tokens", str(tokens))
+    assert r.returncode == 2 and "shorter than 16 bytes" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+@pytest.mark.parametrize("token", ["0123456789abcdef", "\u00e9" * 8])
+def test_a_token_of_16_bytes_serves_off_loopback(tmp_path, token):
+    """Listening on every address (reached through loopback), a 16-byte token is enough, and required."""
+    with http_server(tmp_path, "--host", "0.0.0.0", env=_env(tmp_path, SJC_MCP_TOKEN=token)) as (_, url, _err):
+        r = _judge(url, {"Authorization": b"Bearer " + token.encode()})  # type: ignore[dict-item] # UTF-8 bytes
+    assert r.structured_content["entries"]
+
+
+def test_a_short_token_on_loopback_still_serves(tmp_path):
+    with http_server(tmp_path, env=_env(tmp_path, SJC_MCP_TOKEN="dev")) as (_, url, _err):
+        assert _judge(url, {"Authorization": "Bearer dev"}).structured_content["entries"]
