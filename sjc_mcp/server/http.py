@@ -6,8 +6,9 @@ caller's user is the token's user (``--tokens FILE``) or else the ``X-SJC-User``
 tools in that header as its log name (``users.user_id``: one log per token, or per name as the client gave
 it; whatever the client sent in the header is replaced). On any address but loopback the server refuses to
 start without a token or with one shorter than 16 bytes, and says so when it serves without TLS
-(``--tls-cert``/``--tls-key``: https, the pair checked before the start). The configuration is read and
-checked at start-up.
+(``--tls-cert``/``--tls-key``: https, the pair checked before the start). A connection that keeps the
+server waiting (a request never finished, an idle keep-alive) is closed after ``--idle-timeout`` seconds
+(``sjc_mcp.server.idle``). The configuration is read and checked at start-up.
 The first Ctrl-C (SIGINT) stops it: open streams get a moment to close, then exit 130, no traceback
 (SIGTERM likewise, ending as SIGTERM does).
 """
@@ -186,10 +187,32 @@ def build_app(opts: Options, tokens: dict[str, str | None]) -> ASGIApp:
     return BearerAuth(app, tokens)
 
 
-def serve(opts: Options) -> int:
+def _log_to_stderr() -> None:
+    """Warnings and errors on stderr, one ``sjc-mcp:`` line each; a client leaving before its request was
+    read whole (it hung up, or was cut after ``--idle-timeout``) is one line, not the SDK's traceback."""
     import logging
 
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="sjc-mcp: %(message)s")
+    class ClientLeft(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            from starlette.requests import ClientDisconnect
+
+            if record.exc_info and isinstance(record.exc_info[1], ClientDisconnect):
+                record.msg, record.args, record.exc_info, record.exc_text = (
+                    "a client left before its request was read whole",
+                    (),
+                    None,
+                    None,
+                )
+            return True
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("sjc-mcp: %(message)s"))
+    handler.addFilter(ClientLeft())
+    logging.basicConfig(handlers=[handler], level=logging.WARNING)
+
+
+def serve(opts: Options) -> int:
+    _log_to_stderr()
     try:
         tokens = tokens_for(opts)  # before the SDK is imported: a refusal is immediate
         check_tls(opts)
@@ -199,10 +222,15 @@ def serve(opts: Options) -> int:
         return 2
     import uvicorn
 
+    from sjc_mcp.server.idle import idle_protocol
+
     config = uvicorn.Config(
         app,
         host=opts.host,
         port=opts.port,
+        http=idle_protocol(opts.idle_timeout),
+        ws="none",
+        timeout_keep_alive=opts.idle_timeout,
         log_level="warning",
         access_log=False,
         lifespan="on",

@@ -14,6 +14,7 @@ from typing import NoReturn
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 DEFAULT_TOKEN_ENV = "SJC_MCP_TOKEN"
+DEFAULT_IDLE_TIMEOUT = 30  # seconds
 TRANSPORTS = ("stdio", "streamable-http")
 
 
@@ -30,6 +31,7 @@ class Options:
     log_dir: str | None = None
     tls_cert: str | None = None
     tls_key: str | None = None
+    idle_timeout: int = DEFAULT_IDLE_TIMEOUT
 
 
 class UsageError(Exception):
@@ -80,6 +82,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     http.add_argument("--tls-cert", metavar="FILE", help="serve https with this certificate (PEM; with --tls-key)")
     http.add_argument("--tls-key", metavar="FILE", help="the certificate's private key (PEM; with --tls-cert)")
+    http.add_argument(
+        "--idle-timeout",
+        metavar="SECONDS",
+        type=int,
+        help="a connection that keeps the server waiting this long is closed: a request's headers not complete "
+        "this long after connecting or after the previous answer, a pause this long inside its body, an idle "
+        f"keep-alive connection (default {DEFAULT_IDLE_TIMEOUT}); a call being answered is never cut",
+    )
     p.add_argument(
         "--log-dir",
         metavar="DIR",
@@ -99,12 +109,15 @@ def _check(ns: argparse.Namespace) -> None:
             "--tokens": ns.tokens_file,
             "--tls-cert": ns.tls_cert,
             "--tls-key": ns.tls_key,
+            "--idle-timeout": ns.idle_timeout,
         }
         given = [flag for flag, value in http_only.items() if value is not None]
         if given:
             raise UsageError(f"{', '.join(given)} only with --transport streamable-http")
     if ns.port is not None and not 0 < ns.port < 65536:
         raise UsageError(f"--port {ns.port}: not a TCP port")
+    if ns.idle_timeout is not None and not 0 < ns.idle_timeout <= 86400:
+        raise UsageError(f"--idle-timeout {ns.idle_timeout}: give seconds from 1 to 86400")
     if (ns.tls_cert is None) != (ns.tls_key is None):
         raise UsageError("--tls-cert and --tls-key go together")
     for flag, path in (
@@ -137,4 +150,5 @@ def parse_args(argv: list[str]) -> Options:
         log_dir=path(ns.log_dir),
         tls_cert=path(ns.tls_cert),
         tls_key=path(ns.tls_key),
+        idle_timeout=ns.idle_timeout or DEFAULT_IDLE_TIMEOUT,
     )

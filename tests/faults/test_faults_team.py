@@ -4,21 +4,27 @@ processes, the MCP SDK's streamable-HTTP client, raw sockets for clients that go
 - one decision log per token, whatever the user names: names that clean up alike (``team/carol`` and
   ``team_carol``, ``.dave`` and ``dave``, names equal in their first 64 characters) and one user given two
   tokens never share a log, and each record names its own log's user; header-named users likewise;
-- a token shorter than 16 bytes is refused off loopback, from the environment as from ``--tokens``.
+- a token shorter than 16 bytes is refused off loopback, from the environment as from ``--tokens``;
+- a connection that keeps the server waiting (silent, headers dripped or never finished, a body stopped
+  halfway, an idle keep-alive) is closed after ``--idle-timeout``; a slow answer and an idle session are not.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import select
+import socket
 import subprocess
+import time
 
 import anyio
 import pytest
 from mcp import ClientSession
 
 from tests.conftest import sjc_exe
-from tests.server.test_server_http import SUMMARY, _env, _http_session, http_server
+from tests.fakes import FakeAPI
+from tests.server.test_server_http import SUMMARY, TOKEN, _env, _http_session, http_server
 
 pytestmark = pytest.mark.slow
 
@@ -158,3 +164,153 @@ def test_a_token_of_16_bytes_serves_off_loopback(tmp_path, token):
 def test_a_short_token_on_loopback_still_serves(tmp_path):
     with http_server(tmp_path, env=_env(tmp_path, SJC_MCP_TOKEN="dev")) as (_, url, _err):
         assert _judge(url, {"Authorization": "Bearer dev"}).structured_content["entries"]
+
+
+# --- connections that keep the server waiting ----------------------------------------------------------------
+
+
+def _port(url: str) -> int:
+    return int(url.rsplit(":", 1)[1].split("/")[0])
+
+
+def _connect(url: str) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", _port(url)), timeout=10)
+
+
+def _for(url: str, request: bytes) -> bytes:
+    return request.replace(b"Host: HOST", f"Host: 127.0.0.1:{_port(url)}".encode())
+
+
+def _closed_by_server(sock: socket.socket, within: float = 120) -> tuple[bool, bytes]:
+    """Read until the server closes the connection: (closed, what it sent first). ``within`` only keeps a
+    server that never closes from hanging the test; it is not what is asserted."""
+    sock.settimeout(within)
+    got = b""
+    try:
+        while chunk := sock.recv(65536):
+            got += chunk
+    except ConnectionResetError:
+        return True, got
+    except TimeoutError:
+        return False, got
+    return True, got
+
+
+def _request(body: bytes, *, length: int | None = None, token: str = TOKEN) -> bytes:
+    """A POST to /mcp with its Host header to be filled in (``HOST``: the SDK checks it)."""
+    head = (
+        "POST /mcp HTTP/1.1\r\nHost: HOST\r\nContent-Type: application/json\r\n"
+        "Accept: application/json, text/event-stream\r\n"
+        f"Authorization: Bearer {token}\r\nContent-Length: {len(body) if length is None else length}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+PING = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+INITIALIZE = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+    }
+).encode()
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        b"",  # connects, says nothing
+        b"POST /mcp HTTP/1.1\r\nHost: HOST\r\n",  # headers begun, never ended
+        _request(PING[:10], length=len(PING)),  # a body stopped halfway, the token good
+        _request(PING[:10], length=len(PING), token="wrong-token-0123456789"),  # answered 401, body stopped
+    ],
+    ids=["silent", "headers-unfinished", "body-unfinished", "body-unfinished-after-401"],
+)
+def test_a_client_that_goes_quiet_is_cut(tmp_path, sent):
+    with http_server(tmp_path, "--idle-timeout", "1") as (p, url, err), _connect(url) as sock:
+        sock.sendall(_for(url, sent))
+        closed, answer = _closed_by_server(sock)
+        assert p.poll() is None  # the server goes on
+        err.seek(0)
+        text = err.read().decode()
+    assert closed, answer
+    assert answer == b"" or answer.startswith(b"HTTP/1.1 401 "), answer
+    assert "Traceback" not in text and all(x.startswith("sjc-mcp: ") for x in text.splitlines()), text
+
+
+def test_headers_dripped_a_byte_at_a_time_are_cut(tmp_path):
+    """Bytes keep coming, but the headers never end within the time: the drip does not extend it."""
+    with http_server(tmp_path, "--idle-timeout", "1") as (_, url, _err), _connect(url) as sock:
+        request = _for(url, _request(PING)).replace(b"Host:", b"X-Pad: " + b"a" * 400 + b"\r\nHost:")
+        sent = 0
+        try:
+            for byte in request:
+                readable, _, _ = select.select([sock], [], [], 0.1)
+                if readable:
+                    break
+                sock.sendall(bytes([byte]))
+                sent += 1
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        closed, answer = _closed_by_server(sock)
+    assert closed and answer == b"" and sent < len(request), (sent, answer)
+
+
+def test_an_idle_keep_alive_connection_is_cut(tmp_path):
+    """A whole request answered (an initialize), then nothing: the connection is closed after the time."""
+    with http_server(tmp_path, "--idle-timeout", "1") as (_, url, _err), _connect(url) as sock:
+        sock.sendall(_for(url, _request(INITIALIZE)))
+        closed, answer = _closed_by_server(sock)
+    assert closed and answer.startswith(b"HTTP/1.1 200 ") and b'"id":1' in answer, answer
+
+
+def _answers(sock: socket.socket, count: int) -> bytes:
+    got = b""
+    while got.count(b"HTTP/1.1 ") < count or not got.endswith(b"}"):
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        got += chunk
+    return got
+
+
+def test_the_idle_time_is_the_one_given(tmp_path):
+    """With --idle-timeout 20, a keep-alive connection left idle for 7 s (past uvicorn's own 5 s) still takes
+    the next request: the time is the option's."""
+    wrong = _request(PING, token="wrong-token-0123456789")  # answered at once, a whole 401 each time
+    with http_server(tmp_path, "--idle-timeout", "20") as (_, url, _err), _connect(url) as sock:
+        sock.sendall(_for(url, wrong))
+        first = _answers(sock, 1)
+        time.sleep(7)
+        sock.sendall(_for(url, wrong))
+        both = first + _answers(sock, 1)
+    assert first.startswith(b"HTTP/1.1 401 ") and both.count(b"HTTP/1.1 401 ") == 2, both
+
+
+def test_a_slow_answer_and_an_idle_session_are_not_cut(tmp_path):
+    """With a 1 s idle time: a tool call whose judge takes 3 s is answered (the client waits on the server
+    then, not the other way round), and an SDK session left idle past the time (its event stream open) makes
+    another call afterwards."""
+    api = FakeAPI("chat", model="team-judge-8b")
+    api.behaviours = ["slow"]
+    cfg = tmp_path / "team.toml"
+    cfg.write_text(f'judge = "openai"\n[openai]\nbase_url = "{api.url}"\nmodel = "team-judge-8b"\n')
+
+    async def go(s: ClientSession):
+        slow = await s.call_tool("judge_summary", {"summary": SUMMARY})
+        await anyio.sleep(2.5)
+        later = await s.call_tool("judge_summary", {"summary": SUMMARY})
+        return slow, later
+
+    try:
+        with http_server(tmp_path, "--idle-timeout", "1", "--config", str(cfg)) as (_, url, _err):
+            t0 = time.monotonic()
+            slow, later = anyio.run(lambda: _http_session(url, go))
+            took = time.monotonic() - t0
+    finally:
+        api.close()
+    assert not slow.is_error and not later.is_error, (slow.content, later.content)
+    assert slow.structured_content["judge"]["name"] == "openai"
+    assert took > 3  # the slow judge was waited for: the cut would have come after 1 s
+    assert len(api.requests) >= 2

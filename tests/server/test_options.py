@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from sjc_mcp.server import main
-from sjc_mcp.server.options import DEFAULT_PORT, Options, UsageError, parse_args
+from sjc_mcp.server.options import DEFAULT_IDLE_TIMEOUT, DEFAULT_PORT, Options, UsageError, parse_args
 
 
 @pytest.mark.parametrize(
@@ -24,6 +24,8 @@ from sjc_mcp.server.options import DEFAULT_PORT, Options, UsageError, parse_args
         (["--transport", "streamable-http", "--host", "10.1.2.3"], "without a bearer token"),
         (["--transport", "streamable-http", "--token-env", "SJC_TEST_UNSET_VAR"], "SJC_TEST_UNSET_VAR"),
         (["--transport", "streamable-http", "--port", "70000"], "not a TCP port"),
+        (["--transport", "streamable-http", "--idle-timeout", "0"], "--idle-timeout 0: give seconds"),
+        (["--idle-timeout", "5"], "--idle-timeout only with --transport streamable-http"),
         (["--transport", "streamable-http", "--tls-cert", "/etc/hostname"], "--tls-cert and --tls-key go together"),
         (["--tls-cert", "/etc/hostname", "--tls-key", "/etc/hostname"], "--tls-cert, --tls-key only with"),
         (["--transport", "streamable-http", "--tls-cert", "/no/c.pem", "--tls-key", "/no/k.pem"], "no such file"),
@@ -43,7 +45,17 @@ def test_help_and_version(capsys):
         parse_args(["--help"])
     assert done.value.code == 0
     text = capsys.readouterr().out
-    for flag in ("--config", "--transport", "--host", "--port", "--token-env", "--tokens", "--log-dir", "--tls-cert"):
+    for flag in (
+        "--config",
+        "--transport",
+        "--host",
+        "--port",
+        "--token-env",
+        "--tokens",
+        "--log-dir",
+        "--tls-cert",
+        "--idle-timeout",
+    ):
         assert flag in text
     with pytest.raises(SystemExit) as done:
         parse_args(["--version"])
@@ -60,6 +72,8 @@ def test_the_options_of_a_good_command_line(tmp_path, monkeypatch):
     )
     assert got == Options(transport="streamable-http", port=9000, config=str(cfg), log_dir=str(tmp_path / "l"))
     assert parse_args(["--transport", "streamable-http"]).port == DEFAULT_PORT
+    assert parse_args(["--transport", "streamable-http"]).idle_timeout == DEFAULT_IDLE_TIMEOUT
+    assert parse_args(["--transport", "streamable-http", "--idle-timeout", "90"]).idle_timeout == 90
     with pytest.raises(UsageError):
         parse_args(["--host", "127.0.0.1"])
 
