@@ -11,6 +11,8 @@ from sjc_mcp.errors import InputError
 
 def check_allowed(path: str, config: Config, cwd: str | None = None) -> Path:
     """The resolved path if it lies under one of ``config.allowed_roots``; else a clear ``InputError``."""
+    if "\x00" in path:  # no file name holds one (the path would not even resolve)
+        raise InputError("transcript path contains a NUL byte")
     base = Path(cwd or os.getcwd())
     target = Path(path).expanduser()
     target = (base / target if not target.is_absolute() else target).resolve()

@@ -83,6 +83,7 @@ def test_mcp_transcript_faults_are_one_line_tool_errors_never_a_hang(tmp_path):
         assert "Traceback" not in text and len(text.splitlines()) == 1, (name, text)
     assert "not a regular file" in out["fifo"].content[0].text
     assert "outside the allowed roots" in out["proc"].content[0].text
+    assert out["nul"].content[0].text.endswith(": transcript path contains a NUL byte")
 
     from sjc_mcp.config import Config
     from sjc_mcp.errors import InputError
