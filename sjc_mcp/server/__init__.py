@@ -44,10 +44,30 @@ def serve_stdio(opts: Options) -> int:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
     # before the SDK configures logging: warnings and errors only, one line each, on stderr
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="sjc-mcp: %(message)s")
+    _repaired_stdin()
     from sjc_mcp.server.app import create_server
 
     create_server(config_path=opts.config, log_dir=opts.log_dir).run("stdio")
     return 0
+
+
+def _repaired_stdin() -> None:
+    """The SDK reads the client's lines from ``sys.stdin``, made here a private copy of fd 0 read through
+    ``wire.Stdin`` (a lone surrogate escape becomes U+FFFD instead of a message the SDK drops unanswered);
+    fd 0 itself then points at the null device, as the SDK would point it. Without a readable fd 0, as
+    before."""
+    import io
+
+    from sjc_mcp.server.wire import Stdin
+
+    try:
+        private = os.dup(0)  # not inherited by children
+        null = os.open(os.devnull, os.O_RDONLY)
+    except OSError:
+        return
+    os.dup2(null, 0)
+    os.close(null)
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(Stdin(private)), encoding="utf-8", errors="replace")
 
 
 def main(argv: list[str] | None = None) -> int:

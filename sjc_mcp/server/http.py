@@ -182,9 +182,13 @@ def build_app(opts: Options, tokens: dict[str, str | None]) -> ASGIApp:
             os.makedirs(opts.log_dir, mode=0o700, exist_ok=True)
         except OSError as exc:
             raise StartError(f"--log-dir {opts.log_dir}: {exc.strerror}") from None
+    from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+
+    from sjc_mcp.server.wire import RepairedBody
+
     server = create_server(config, log_dir=opts.log_dir, remote=True)
     app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=opts.host)
-    return BearerAuth(app, tokens)
+    return BearerAuth(RepairedBody(app, DEFAULT_MAX_REQUEST_BODY_SIZE), tokens)
 
 
 def _log_to_stderr() -> None:
