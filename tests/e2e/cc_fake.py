@@ -192,6 +192,7 @@ class FakeClaudeAPI:
         self.lock = threading.Lock()
         self.sessions: dict[str, _Session] = {}
         self.search_words: str | None = None  # what the model searches for a server still connecting
+        self.mcp_input: dict[str, Any] | None = None  # what the model passes an MCP tool (default: the scenario's)
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -303,7 +304,7 @@ class FakeClaudeAPI:
         elif kind == "read":
             name, args = "Read", {"file_path": arg}
         else:
-            name, args = arg, {"summary": summary()[0], "evidence": evidence()}
+            name, args = arg, self.mcp_input or {"summary": summary()[0], "evidence": evidence()}
             tools = {t.get("name") for t in body.get("tools") or []}
             if name not in tools:
                 wait_id = "toolu_" + uuid.uuid4().hex[:24]

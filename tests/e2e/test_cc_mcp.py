@@ -91,6 +91,36 @@ def test_the_model_calls_prune_summary_and_gets_the_pruned_summary(user: User, f
     assert all(h in pruned.splitlines() for h in cc_fake.HEADINGS)
 
 
+def test_half_an_emoji_in_the_tool_input_is_answered(user: User, fake: FakeClaudeAPI) -> None:
+    """The model's tool input holds a lone surrogate (a string cut inside an emoji's surrogate pair, as the
+    scripted API writes it: ``\\ud83d``); Claude Code hands it to sjc-mcp as it is, and the call is answered
+    at once with U+FFFD in its place. Without ``server/wire.py`` the SDK dropped that message unanswered and
+    Claude Code 2.1.332 waited out its tool timeout: with ``MCP_TOOL_TIMEOUT=20000`` the model got 'MCP server
+    "sjc" tool "prune_summary" timed out after 20s'."""
+    text, _ = cc_fake.summary()
+    line = next(x for x, _ in cc_fake.SUPPORTED if x in text)
+    fake.mcp_input = {
+        "summary": text.replace(line, line + " \ud83d"),
+        "evidence": [{**e, "content": e["content"] + "\n\udc00"} for e in cc_fake.evidence()],
+    }
+    try:
+        run = user.claude(
+            user.home.parent / "work",
+            *("-p", f"Prune this compaction summary. [[mcp {TOOL}]]", "--output-format", "json"),
+            *("--allowedTools", TOOL),
+            env={"MCP_TOOL_TIMEOUT": "60000"},
+        )
+    finally:
+        fake.mcp_input = None
+    assert run.rc == 0, run.stdout[-800:] + run.stderr[-800:]
+    reqs = fake.requests(run.json()["session_id"])
+    calls = [b["id"] for e in reqs if e.kind == "ordinary" for b in [e.answer["block"]] if b.get("name") == TOOL]
+    result = cc_fake.tool_results(reqs[-1].body)[calls[0]]
+    pruned = json.loads(result)["pruned_summary"]
+    assert line + " \ufffd" in pruned.splitlines(), pruned
+    assert not [k for k in cc_fake.INVENTED_KEYS if k in pruned]
+
+
 def first_request(fake: FakeClaudeAPI, run: Run) -> str:
     """What Claude Code told the model in the first request of a run (the prompt's markers left out)."""
     first = next(e for e in fake.requests(run.json()["session_id"]) if e.kind == "ordinary")
