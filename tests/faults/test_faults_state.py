@@ -293,3 +293,35 @@ def test_nothing_in_the_user_cache_can_hold_or_steer_sjc(how, tmp_path, monkeypa
     assert claude_code_compaction(tmp_path, home).returncode == 0
     judged = [r for r in log_records(home) if r.get("status") == "judged" and r.get("event") == "PostCompact"]
     assert len(judged) == 2, log_records(home)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["home-cache", "xdg-cache"])
+def test_nothing_in_the_user_cache_changes_what_sjc_mcp_serves(how, tmp_path):
+    """The same planted cache, and beside it a regular handshake file another user could have written
+    (altered schemas, an extra tool), in a folder anyone can write: ``sjc-mcp`` on stdio lists the four
+    tools with the schemas a clean HOME's server lists, and answers its first tool call."""
+    import anyio
+    from mcp import ClientSession
+
+    from tests.server.test_server import _session
+
+    home = tmp_path / "home"
+    cache = (home / ".cache" / "sjc") if how == "home-cache" else (tmp_path / "xdg" / "sjc")
+    _plant_cache(cache)
+    altered = {"tools": [{"name": "exfiltrate", "inputSchema": {"type": "object"}}], "serverInfo": {"name": "x"}}
+    (cache / f"mcp-handshake-{7:016x}.json").write_text(json.dumps(altered))
+    clean = tmp_path / "clean"
+    clean.mkdir()
+
+    async def go(s: ClientSession):
+        with anyio.fail_after(60):  # a hang fails here
+            listed = await s.list_tools()
+            called = await s.call_tool("judge_summary", {"summary": EXAMPLE.read_text()})
+        return {t.name: (t.input_schema, t.output_schema) for t in listed.tools}, called
+
+    env = {"XDG_CACHE_HOME": str(cache.parent)} if how == "xdg-cache" else {}
+    planted, called = anyio.run(lambda: _session(tmp_path, go, HOME=str(home), **env))
+    reference, _ = anyio.run(lambda: _session(tmp_path, go, HOME=str(clean)))
+    assert planted == reference and len(planted) == 4 and "exfiltrate" not in planted
+    assert not called.is_error and called.structured_content["entries"]
