@@ -83,12 +83,15 @@ def test_install_then_uninstall_gives_back_the_bytes_mode_and_link(host, variant
     data = JSON_VARIANTS[variant].encode()
     real = place(path, data, mode, link)
     toml = TOML_VARIANTS.get(variant, TOML_VARIANTS["lf"]).encode()
-    config = place(home / ".codex" / "config.toml", toml, mode, False) if host == "codex" else None
+    config_path = home / ".codex" / "config.toml"
+    config = place(config_path, toml, mode, link) if host == "codex" else None
     trust = ["--trust"] if host == "codex" else []
     installed = run(home, "install", host, *trust)
     assert installed.returncode == 0, installed.stderr
     assert "sjc-hook" in real.read_text(encoding="utf-8-sig")  # the hooks went in, through the link
     assert path.is_symlink() == link and stat.S_IMODE(real.stat().st_mode) == mode
+    if config is not None:  # the trust went in, through the link too
+        assert "trusted_hash" in config.read_text(encoding="utf-8-sig") and config_path.is_symlink() == link
     removed = run(home, "uninstall", host)
     assert removed.returncode == 0, removed.stderr
     assert path.is_symlink() == link
@@ -96,6 +99,7 @@ def test_install_then_uninstall_gives_back_the_bytes_mode_and_link(host, variant
     assert stat.S_IMODE(real.stat().st_mode) == mode
     if config is not None:
         assert config.read_bytes() == toml and stat.S_IMODE(config.stat().st_mode) == mode
+        assert config_path.is_symlink() == link
 
 
 def test_a_settings_file_sjc_made_goes_again_at_uninstall(tmp_path):
