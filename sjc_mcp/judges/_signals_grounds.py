@@ -230,8 +230,8 @@ def asked(
     """May a user message have asked for this to-do (or the previous summary carried it over, ``carried``:
     the words of each of its lines)? One holds at least half of its informative words (what it is about,
     ``GENERIC`` words left out) and ``ASKED_ALL`` of all its words (what to do about it: "run the tests for
-    X" is not asked by "implement X"); or the last user message shares ``LAST_SHARED`` informative words, the words of one compound name
-    (``compounds``: "stock-sync") counting once."""
+    X" is not asked by "implement X"); or the last user message shares ``LAST_SHARED`` informative words,
+    the words of one compound name (``compounds``: "stock-sync") counting once."""
     every = stems(w for w in entry_words if not w.isdigit())
     info = stems(informative(entry_words))
     if not info:
