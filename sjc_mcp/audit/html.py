@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sjc_mcp.audit.summary import doubtful, reason, text_is_whole
+from sjc_mcp.audit.explain import doubtful, reason, text_is_whole
 from sjc_mcp.errors import InputError
 
 DATA = Path(__file__).resolve().parent.parent / "data"
