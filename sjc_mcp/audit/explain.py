@@ -5,6 +5,7 @@ terminal view, the HTML page and the JSON report."""
 from __future__ import annotations
 
 import hashlib
+import os
 from typing import Any
 
 from sjc_mcp.models import DOUBTFUL
@@ -77,3 +78,37 @@ def evidence(e: dict[str, Any]) -> str:
     if not quote:
         return "no source found"
     return f"{quote} ({e['origin']})" if e.get("origin") else str(quote)
+
+
+PROMPT_CHARS = 48  # what a label shows of a session's first prompt
+
+
+def short_time(t: Any) -> str:
+    """An ISO 8601 time to the minute (``2026-01-01 14:05``), shown literally."""
+    s = literal(t or "")
+    return s[:16].replace("T", " ") if len(s) >= 16 and s[10:11] == "T" else s
+
+
+def session_label(b: dict[str, Any]) -> str | None:
+    """A boundary's session as a person knows it: its folder (``~`` for the home folder), the start of its
+    first prompt, when it started; shown literally. None when the log knows none of them."""
+    parts = []
+    project = b.get("project")
+    if project:
+        home = os.path.expanduser("~")
+        if home not in ("", "/", "~") and (project == home or project.startswith(home + os.sep)):
+            project = "~" + project[len(home) :]
+        parts.append(literal(project))
+    prompt = " ".join(str(b.get("first_prompt") or "").split())
+    if prompt:
+        cut = prompt if len(prompt) <= PROMPT_CHARS else prompt[: PROMPT_CHARS - 1] + "…"
+        parts.append(f'"{literal(cut)}"')
+    if b.get("started"):
+        parts.append(f"started {short_time(b['started'])}")
+    return " · ".join(parts) or None
+
+
+def where(b: dict[str, Any]) -> str:
+    """Which boundary a warning is about, in one line: the session's label (else its id) and the boundary."""
+    n = "-" if b.get("boundary") is None else literal(b["boundary"])
+    return f"{session_label(b) or literal(b.get('session'))}, boundary {n}"

@@ -1,14 +1,19 @@
 """``sjc audit``: read the decision log back. What was pruned at each boundary and why, what it saved,
-what went wrong (``audit_view`` shows it in a terminal; ``log_verify`` checks that the log itself is whole
-and unedited, ``--verify``).
+what went wrong (``audit.view`` shows it in a terminal, ``audit.html`` on a page; ``log.verify`` checks
+that the log itself is whole and unedited, ``--verify``).
 
 Totals mean one thing: per boundary (session and boundary id), the latest enforce-mode decision
 counts. A shadow-mode run or replay, or a ``judge`` that changed nothing, is shown as what it is
 (what pruning would have done) and never added to what was removed; earlier decisions of the same
 boundary are listed as its history.
 
-Reading is streaming and tolerant: a corrupt line is reported and skipped, never fatal. Text from
-the log is shown literally: no markup, control characters made visible.
+Each boundary is named as a person knows its session, from what its records say (``project``,
+``first_prompt``, ``started``: ``log.records.session_fields``), and carries every warning its records
+logged (an incomplete span, the guard), which the report's ``warnings`` repeat naming the session.
+``sjc replay`` counts its own records with ``summarise``, so replay and audit count alike.
+
+Reading (``audit.read``) is streaming and tolerant: a corrupt line is reported and skipped, never fatal.
+Text from the log is shown literally (``audit.explain.literal``): no markup, control characters made visible.
 """
 
 from __future__ import annotations
@@ -19,12 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sjc_mcp.audit.explain import doubtful, evidence, kind, literal, reason, text_is_whole
+from sjc_mcp.audit.explain import doubtful, evidence, kind, literal, reason, text_is_whole, where
 from sjc_mcp.audit.read import read_log, wrong_shape
 from sjc_mcp.log import chain as decision_log
 
 __all__ = [
     "WIDTH",
+    "boundary_keys",
     "doubtful",
     "evidence",
     "expected_models",
@@ -41,6 +47,7 @@ THRESHOLD_CLUSTER_SHARE = 0.15  # warn when more than this share of scores sit w
 WIDTH = 100  # the terminal audit fits this many columns
 SUM_KEYS = ("kept", "pruned", "unjudged", "chars_before", "chars_after", "tokens_before", "tokens_after")
 JUDGED = ("enforced", "shadow", "judge")
+SESSION_KEYS = ("project", "first_prompt", "started")  # what the records say of the session (log.records)
 
 
 def expected_models(config: Any) -> dict[str, str]:
@@ -60,7 +67,7 @@ def expected_models(config: Any) -> dict[str, str]:
     return out
 
 
-def _boundary_keys(records: list[dict]) -> list[tuple[str, str]]:
+def boundary_keys(records: list[dict]) -> list[tuple[str, str]]:
     """(session, boundary id) per record. A record without a caller-given id (tool results, a status)
     joins the boundary its session and index name, when another record gives that one an id."""
     alias: dict[tuple[str, Any], str] = {}
@@ -224,6 +231,18 @@ class _Tally:
         }
 
 
+def _warnings(recs: list[dict]) -> list[str]:
+    """Every warning the boundary's records carry (an incomplete span, the guard, a span without the user's
+    words, an unstructured summary), each once, in the order logged."""
+    out: list[str] = []
+    for r in recs:
+        logged = r.get("warnings")
+        for w in logged if isinstance(logged, list) else []:
+            if isinstance(w, str) and w not in out:
+                out.append(w)
+    return out
+
+
 def _boundary(session: str, bid: str, recs: list[dict], tally: _Tally) -> dict[str, Any]:
     """One boundary's report from its records; what it adds to the totals goes to ``tally``."""
     b: dict[str, Any] = {
@@ -233,6 +252,10 @@ def _boundary(session: str, bid: str, recs: list[dict], tally: _Tally) -> dict[s
         "records": len(recs),
         "events": [r.get("event") or r.get("op") for r in recs],
     }
+    for k in SESSION_KEYS:  # the session as a person knows it, from the newest record that says
+        value = next((r[k] for r in reversed(recs) if isinstance(r.get(k), str) and r[k]), None)
+        if value is not None:
+            b[k] = value
     tally.totals["records"] += len(recs)
     kinds = {id(r): kind(r) for r in recs}  # each record's kind, worked out once
     judged = [r for r in recs if kinds[id(r)] in JUDGED]
@@ -265,6 +288,7 @@ def _boundary(session: str, bid: str, recs: list[dict], tally: _Tally) -> dict[s
         }
         for r in recs
     ]
+    b["warnings"] = _warnings(recs)
     if shown is not None:
         b.update(_shown(shown, counted=bool(enforced)))
         tally.add_shown(shown, counted=bool(enforced))
@@ -275,14 +299,17 @@ def _boundary(session: str, bid: str, recs: list[dict], tally: _Tally) -> dict[s
 def summarise(records: list[dict], corrupt: list[str], config: Any = None) -> dict[str, Any]:
     """The report: per boundary (session and boundary id) what its records say, and the totals."""
     groups: dict[tuple[str, str], list[dict]] = {}
-    for key, rec in zip(_boundary_keys(records), records, strict=True):
+    for key, rec in zip(boundary_keys(records), records, strict=True):
         groups.setdefault(key, []).append(rec)
     tally = _Tally()
     boundaries = [_boundary(session, bid, recs, tally) for (session, bid), recs in groups.items()]
+    at_boundaries = [f"{where(b)}: {w}" for b in boundaries for w in b["warnings"]]
+    totals = tally.report_totals(len(boundaries))
+    totals["boundary_warnings"] = len(at_boundaries)
     return {
         "boundaries": boundaries,
-        "totals": tally.report_totals(len(boundaries)),
-        "warnings": tally.warnings(config, corrupt),
+        "totals": totals,
+        "warnings": tally.warnings(config, corrupt) + at_boundaries,  # the log's, then each boundary's
         "corrupt": corrupt,
         "scores": tally.scores,
         "threshold": tally.threshold,

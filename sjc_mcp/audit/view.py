@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sjc_mcp.audit.explain import doubtful, evidence, literal, reason, text_is_whole
+from sjc_mcp.audit.explain import doubtful, evidence, literal, reason, session_label, short_time, text_is_whole
 from sjc_mcp.audit.summary import WIDTH
 
 
@@ -13,11 +13,6 @@ def _one_line(x: Any, limit: int) -> str:
     text = "" if x is None else str(x)
     s = " ↵ ".join(literal(part.strip()) for part in text.replace("\t", " ").split("\n") if part.strip())
     return s if len(s) <= limit else s[: limit - 1] + "…"
-
-
-def _short_time(t: Any) -> str:
-    s = literal(t or "")
-    return s[:16].replace("T", " ") if len(s) >= 16 and s[10:11] == "T" else s
 
 
 def make_console(file: Any = None) -> Any:
@@ -39,12 +34,23 @@ def _error_lines(console: Any, errors: list[str]) -> None:
         console.print(Text("  error ", style="red") + Text(_one_line(err, 300)), overflow="fold")
 
 
+def _warning_lines(console: Any, warnings: list[str]) -> None:
+    from rich.padding import Padding
+    from rich.text import Text
+
+    for w in warnings:  # wrapped lines indented under the first
+        console.print(Padding(Text("warning ", style="yellow") + Text(_one_line(w, 400)), (0, 0, 0, 2)))
+
+
 def _head(console: Any, b: dict[str, Any]) -> None:
     """The boundary's title, and what was done to its tool results."""
     from rich.text import Text
 
-    head = Text()
-    head.append(literal(b["session"]), style="bold")
+    label = session_label(b)
+    if label:
+        console.print(Text(label, style="bold"), overflow="fold")
+    head = Text("  " if label else "")
+    head.append(literal(b["session"]), style="dim" if label else "bold")
     head.append(f" · boundary {literal(b['boundary']) if b.get('boundary') is not None else '-'}")
     head.append(f" · {literal(b['boundary_id'])}", style="dim")
     console.print(head, overflow="fold")
@@ -79,7 +85,7 @@ def _judgment(console: Any, b: dict[str, Any]) -> None:
     line = Text("  ")
     line.append(_LABEL.get(b["kind"], b["kind"]), style="bold" if b["kind"] == "enforced" else "yellow")
     line.append(
-        f" · {_short_time(b.get('time'))} · {literal(b['judge'].get('name'))}/{literal(b['judge'].get('model'))}"
+        f" · {short_time(b.get('time'))} · {literal(b['judge'].get('name'))}/{literal(b['judge'].get('model'))}"
         f" · threshold {b['threshold']:g}, prunes below {b['threshold'] - (b.get('margin') or 0):.2f}"
     )
     console.print(line, overflow="fold")
@@ -178,8 +184,14 @@ def _totals(console: Any, report: dict[str, Any]) -> None:
         style="dim",
         overflow="fold",
     )
-    for w in report["warnings"]:
+    at_boundaries = tot.get("boundary_warnings", 0)
+    for w in report["warnings"][: len(report["warnings"]) - at_boundaries]:  # the log's own; each boundary's above
         console.print(Text("warning: ", style="yellow") + Text(literal(w)), overflow="fold")
+    if at_boundaries:
+        console.print(
+            Text(f"{at_boundaries} warnings at the boundaries above (each under its boundary)", style="yellow"),
+            overflow="fold",
+        )
 
 
 def render_terminal(report: dict[str, Any], console: Any = None, show_kept: bool = False) -> None:
@@ -189,8 +201,10 @@ def render_terminal(report: dict[str, Any], console: Any = None, show_kept: bool
         _head(console, b)
         if "judge" not in b:
             _status(console, b)
+            _warning_lines(console, b.get("warnings", []))
             continue
         _judgment(console, b)
+        _warning_lines(console, b.get("warnings", []))
         _entries(console, b, width, show_kept)
         _error_lines(console, b.get("errors", []))
     _totals(console, report)
