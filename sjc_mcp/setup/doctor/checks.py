@@ -56,13 +56,60 @@ def fix_command(name: str) -> str:
 INSTALL_HINT = "install sjc as a tool first (uv tool install, or pipx install; docs/install.md)"
 
 
-def on_path_fix(name: str) -> str:
-    """The fix for ``name`` missing from PATH: the folder this install keeps it in, else installing sjc."""
+def on_path_fix(name: str, host: str | None = "Claude Code") -> str:
+    """The fix for ``name`` missing from PATH (the PATH ``host`` starts with; None: the user's shell): the
+    folder this install keeps it in, else installing sjc."""
     mine = installed(name)
     if mine is None:
         return f"{INSTALL_HINT}, so that {name} is on PATH"
     folder = shlex.quote(str(mine.parent))
-    return f'put {folder} on the PATH Claude Code starts with (export PATH={folder}:"$PATH" in your shell profile)'
+    where = f"the PATH {host} starts with" if host else "PATH"
+    return f'put {folder} on {where} (export PATH={folder}:"$PATH" in your shell profile)'
+
+
+def program_of(command: str) -> str:
+    """The program a hook entry's command runs: its first word, quotes taken off."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    return words[0] if words else ""
+
+
+def hook_programs(scope: str, hooks: list[Any], fix: str) -> list[Check]:
+    """A failure for each program sjc's hook entries run that cannot run: a path (what ``sjc install``
+    writes, so a hook runs under any PATH) that is not there, or a bare name not on PATH."""
+    from sjc_mcp.setup.hook_entries import is_ours
+
+    out = []
+    for prog in sorted({program_of(str(h.get("command", ""))) for h in hooks if is_ours(h)}):
+        if os.sep in prog:
+            path = Path(os.path.expanduser(prog))
+            if path.is_file() and os.access(path, os.X_OK):
+                continue
+            why = f"{prog} is not there (or not executable)"
+        elif prog and shutil.which(prog) is None:
+            why = f"{prog} is not on PATH"
+        else:
+            continue
+        out.append(Check(FAIL, scope, f"the hooks run {why}: they do nothing", fix))
+    return out
+
+
+def on_path(name: str, why: str) -> Check:
+    """Whether ``name`` is on PATH, and whether it is this install's (another earlier on PATH is an old
+    install, or someone else's: what a user typing ``name`` runs is not what was checked)."""
+    mine, found = installed(name), shutil.which(name)
+    if found is None:
+        return Check(WARN, "commands", f"{name} is not on PATH: {why}", on_path_fix(name, None))
+    if mine is not None and Path(found).resolve() != mine.resolve():
+        return Check(
+            WARN,
+            "commands",
+            f"the {name} on PATH ({found}) is another install than this one ({mine})",
+            f"put {shlex.quote(str(mine.parent))} first on PATH, or remove the other install",
+        )
+    return Check(OK, "commands", f"{name} on PATH ({found})")
 
 
 _SECRET_PARAM = re.compile(r"((?:^|&)[^=&]*(?:key|token|secret|passw|pwd|sig|auth|cred)[^=&]*=)[^&]+", re.I)

@@ -17,6 +17,7 @@ from sjc_mcp.setup.doctor.checks import (
     WARN,
     Check,
     fix_command,
+    hook_programs,
     hooks_in,
     host_json,
     installed,
@@ -42,7 +43,8 @@ def claude_code(home: Path, env: dict[str, str]) -> list[Check]:
 
     out: list[Check] = []
     settings_file = install.settings_path("claude-code", "user")
-    hooked = any(is_ours(h) for h in hooks_in(host_json(settings_file, out, "claude-code")))
+    entries = hooks_in(host_json(settings_file, out, "claude-code"))
+    hooked = any(is_ours(h) for h in entries)
     plugins = host_json(home / ".claude" / "plugins" / "installed_plugins.json", out, "claude-code").get("plugins")
     plugins = plugins if isinstance(plugins, dict) else {}
     plugin = next((k for k in plugins if k.split("@")[0] == "sjc"), None)
@@ -51,55 +53,52 @@ def claude_code(home: Path, env: dict[str, str]) -> list[Check]:
         out.append(Check(OK, "claude-code", f"hooks installed ({via})"))
     else:
         out.append(Check(WARN, "claude-code", "hooks not installed", f"{fix_command('sjc')} install claude-code"))
+    if hooked:
+        out += hook_programs("claude-code", entries, f"{fix_command('sjc')} install claude-code")
+    if plugin and shutil.which("sjc-hook") is None:  # the plugin's script runs sjc-hook from PATH
+        out.append(
+            Check(
+                FAIL,
+                "claude-code",
+                "the plugin's hooks run sjc-hook from PATH, and it is not on PATH: they judge nothing",
+                on_path_fix("sjc-hook"),
+            )
+        )
     if not plugin:
         out += _plugin_leftovers(home)
-    servers = host_json(home / ".claude.json", out, "claude-code").get("mcpServers") or {}
+    out += _mcp(home, plugin, out)
+    out.append(_proxy(env))
+    return out
+
+
+def _mcp(home: Path, plugin: str | None, problems: list[Check]) -> list[Check]:
+    """The sjc server in ``~/.claude.json`` (over HTTP with its headers, or a command), else the plugin's."""
+    servers = host_json(home / ".claude.json", problems, "claude-code").get("mcpServers") or {}
     server = servers.get("sjc") if isinstance(servers, dict) else None
     if isinstance(server, dict) and (server.get("url") or server.get("command")):
         given = server.get("headers")
         headers = {str(k): os.path.expandvars(str(v)) for k, v in (given if isinstance(given, dict) else {}).items()}
-        out.append(
-            registered(
-                "claude-code",
-                server,
-                headers,
-                "check that the server runs and the Authorization header's token",
-                _mcp_add(replace=True),
-            )
-        )
-    elif plugin:
+        http_fix = "check that the server runs and the Authorization header's token"
+        return [registered("claude-code", server, headers, http_fix, _mcp_add(replace=True))]
+    if plugin:
         ok, detail = mcp_answers(["sjc-mcp"])
-        out.append(
-            Check(
-                OK if ok else FAIL,
-                "claude-code",
-                f"MCP server from the plugin: {detail}",
-                None if ok else on_path_fix("sjc-mcp"),
-            )
-        )
-    else:
-        out.append(
-            Check(
-                INFO,
-                "claude-code",
-                "MCP server not registered (optional)",
-                _mcp_add(),
-            )
-        )
+        fix = None if ok else on_path_fix("sjc-mcp")
+        return [Check(OK if ok else FAIL, "claude-code", f"MCP server from the plugin: {detail}", fix)]
+    return [Check(INFO, "claude-code", "MCP server not registered (optional)", _mcp_add())]
+
+
+def _proxy(env: dict[str, str]) -> Check:
+    """``ANTHROPIC_BASE_URL`` at this machine: the proxy listening there."""
     base = env.get("ANTHROPIC_BASE_URL")
-    if base and urlparse(base).hostname in ("127.0.0.1", "localhost", "::1"):
-        up = listening(base)
-        out.append(
-            Check(
-                OK if up else FAIL,
-                "claude-code",
-                f"proxy {shown_url(base)} {'listening' if up else 'not listening'}",
-                None if up else f"{fix_command('sjc')} proxy --listen {urlparse(base).netloc}",
-            )
-        )
-    else:
-        out.append(Check(INFO, "claude-code", "proxy not set up (ANTHROPIC_BASE_URL is not a local sjc proxy)"))
-    return out
+    if not (base and urlparse(base).hostname in ("127.0.0.1", "localhost", "::1")):
+        return Check(INFO, "claude-code", "proxy not set up (ANTHROPIC_BASE_URL is not a local sjc proxy)")
+    up = listening(base)
+    return Check(
+        OK if up else FAIL,
+        "claude-code",
+        f"proxy {shown_url(base)} {'listening' if up else 'not listening'}",
+        None if up else f"{fix_command('sjc')} proxy --listen {urlparse(base).netloc}",
+    )
 
 
 def _plugin_leftovers(home: Path) -> list[Check]:

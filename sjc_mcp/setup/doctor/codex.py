@@ -15,6 +15,7 @@ from sjc_mcp.setup.doctor.checks import (
     WARN,
     Check,
     fix_command,
+    hook_programs,
     hooks_in,
     host_json,
     listening,
@@ -44,6 +45,7 @@ def _hooks() -> list[Check]:
     if not any(is_ours(h) for h in hooks_in(settings)):
         return [*out, Check(WARN, "codex", "hooks not installed", f"{fix_command('sjc')} install codex --trust")]
     out.append(Check(OK, "codex", f"hooks installed ({hooks_file})"))
+    out += hook_programs("codex", hooks_in(settings), f"{fix_command('sjc')} install codex --trust")
     if codex_trust.untrusted(hooks_file, settings):
         out.append(
             Check(
