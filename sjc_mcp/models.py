@@ -256,6 +256,11 @@ class Boundary:
     task: str | None = None
     note: str | None = None  # why there is nothing to judge, when there is not
     incomplete: str | None = None  # why the span visibly starts mid-session, when it does
+    # the session as a person knows it, where the transcript says: its working folder, the first thing the
+    # user asked, when it started (ISO 8601)
+    project: str | None = None
+    first_prompt: str | None = None
+    started: str | None = None
 
     def sources(self) -> list[Source]:
         """Tool outputs (each read with the call it answers) and user messages of the span."""

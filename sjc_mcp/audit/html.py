@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sjc_mcp.audit.summary import doubtful, reason, text_is_whole
+from sjc_mcp.audit.explain import doubtful, reason, session_label, text_is_whole
 from sjc_mcp.errors import InputError
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -82,10 +82,13 @@ def _evidence_html(e: dict[str, Any]) -> str:
 
 def _boundary_html(i: int, b: dict[str, Any]) -> str:
     kind = b.get("kind", "status")
-    label = f"{b['session']} · boundary {'-' if b.get('boundary') is None else b['boundary']} · {b['boundary_id']}"
+    ids = f"{b['session']} · boundary {'-' if b.get('boundary') is None else b['boundary']} · {b['boundary_id']}"
+    label = session_label(b)
+    warnings = "".join(f'<div class="warn">warning: {esc(w)}</div>' for w in b.get("warnings", []))
     head = (
         f'<div class="boundary" id="b-{i}" data-session="{attr(b["session"])}" data-kind="{attr(kind)}">'
-        f"<h2>{esc(label)}</h2>"
+        + (f'<h2>{esc(label)}</h2><p class="meta">{esc(ids)}</p>' if label else f"<h2>{esc(ids)}</h2>")
+        + warnings
     )
     tools = "".join(
         f'<p class="meta">tool results {esc(t["status"])}: kept {esc(t["kept"])}, '
@@ -181,16 +184,22 @@ def packed_kept(report: dict[str, Any]) -> str:
 
 def render_html(report: dict[str, Any], log_path: str) -> str:
     boundaries = report["boundaries"]
-    sessions = sorted({b["session"] for b in boundaries})
+    labels: dict[str, str] = {}
+    for b in boundaries:  # each session by its label where the log has one, else by its id
+        labels.setdefault(b["session"], session_label(b) or b["session"])
     session_opts = '<option value="">all sessions</option>' + "".join(
-        f'<option value="{attr(s)}">{esc(s)}</option>' for s in sessions
+        f'<option value="{attr(s)}">{esc(labels[s])}</option>' for s in sorted(labels, key=lambda s: labels[s])
     )
     kinds = [k for k in ("enforced", "shadow", "judge") if any(b.get("kind") == k for b in boundaries)]
     kind_opts = '<option value="">all decisions</option>' + "".join(
         f'<option value="{k}">{esc(KIND_LABEL[k])}</option>' for k in kinds
     )
-    warnings = "".join(f'<div class="warn">{esc(w)}</div>' for w in report["warnings"])
     tot = report["totals"]
+    at_boundaries = tot.get("boundary_warnings", 0)
+    own = report["warnings"][: len(report["warnings"]) - at_boundaries]  # each boundary's is shown with it
+    warnings = "".join(f'<div class="warn">{esc(w)}</div>' for w in own)
+    if at_boundaries:
+        warnings += f'<div class="warn">{esc(at_boundaries)} warnings at the boundaries below, each with its own</div>'
     csp = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
     th = report.get("threshold")
     noscript = (

@@ -26,8 +26,18 @@ def run(args: argparse.Namespace) -> int:
 
     for line in out["skipped"] + out["errors"]:
         print(f"sjc: {clean(line)}", file=sys.stderr)
+    for line in out["warnings"]:
+        print(f"sjc: warning: {clean(line)}", file=sys.stderr)
+    same = out["compactions"] - out["boundaries"]
+    once = f" ({same} read from more than one file, counted once)" if same else ""
     print(
-        f"replayed {out['boundaries']} compactions from {out['files']} files in shadow mode: "
-        f"{out['would_prune']} entries would have been pruned; see `sjc audit` (log: {config.decision_log_path})"
+        f"replayed {out['compactions']} compactions from {out['files']} files in shadow mode: "
+        f"{out['would_prune']} entries would have been pruned at {out['boundaries']} boundaries{once}; "
+        f"see `sjc audit` (log: {config.decision_log_path})"
     )
+    if out["enforced"]:
+        print(
+            f"{out['enforced']} of these boundaries have an enforced decision in the log as well: sjc audit "
+            "counts that decision for them, with the enforced ones"
+        )
     return 0

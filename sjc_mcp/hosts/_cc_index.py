@@ -39,6 +39,9 @@ class Index:
     answers: dict[str, list[str]] = field(default_factory=dict)  # tool_use id -> uuids of records with its result
     turns: dict[str, list[str]] = field(default_factory=dict)  # API message id -> uuids of its assistant records
     session_id: str | None = None
+    cwd: str | None = None  # the session's working folder (its first record's ``cwd``)
+    started: str = ""  # the first record's timestamp
+    prompts: list[int] = field(default_factory=list)  # offsets of the first user records that may be a prompt
     bad_lines: int = 0
     # the records since the last compaction, as parsed here (up to PARSED_BYTES of their lines): what a
     # judgment of the open span reads again, so it is not parsed twice
@@ -47,6 +50,7 @@ class Index:
 
 
 PARSED_BYTES = 8_000_000
+MAX_PROMPTS = 8  # user records looked at for the session's first prompt (commands and caveats come first)
 
 
 def _str(value: Any) -> str:
@@ -79,6 +83,8 @@ def index(path: Path) -> Index:
             if not isinstance(uuid, str):
                 continue
             idx.session_id = idx.session_id or _str(rec.get("sessionId")) or None
+            idx.cwd = idx.cwd or _str(rec.get("cwd")) or None
+            idx.started = idx.started or _str(rec.get("timestamp"))
             idx.pos[uuid] = len(idx.order)
             idx.order.append(uuid)
             if rec.get("type") == "system" and rec.get("subtype") == "compact_boundary":
@@ -119,6 +125,8 @@ def index(path: Path) -> Index:
                     idx.turns.setdefault(mid, []).append(uuid)
                 if user and not side and b'"tool_result"' in raw:
                     note_answers(idx, uuid, rec)
+                elif user and not side and not rec.get("isMeta") and len(idx.prompts) < MAX_PROMPTS:
+                    idx.prompts.append(here)
     return idx
 
 

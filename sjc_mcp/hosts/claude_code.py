@@ -265,7 +265,25 @@ def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
         session_id=idx.session_id,
         boundary_id=b_uuid,
         incomplete=_incomplete(walk),
+        project=idx.cwd,
+        first_prompt=_first_prompt(p, idx),
+        started=idx.started or None,
     )
+
+
+def _first_prompt(path: Path, idx: Index) -> str | None:
+    """The first thing the user typed in the session (commands, caveats and reminders are not it)."""
+    with path.open("rb") as fh:
+        for offset in idx.prompts:
+            try:
+                msg = _read_at(fh, offset).get("message")
+            except ValueError:
+                continue
+            content = msg.get("content") if isinstance(msg, dict) else None
+            for item, _ in message_items("user", content):
+                if item.role == "user" and item.content.strip():
+                    return item.content.strip()
+    return None
 
 
 def read_open_span(path: str | Path) -> Boundary:
@@ -301,6 +319,9 @@ def read_open_span(path: str | Path) -> Boundary:
         session_id=idx.session_id,
         boundary_id=None,
         incomplete=_incomplete(walk),
+        project=idx.cwd,
+        first_prompt=_first_prompt(p, idx),
+        started=idx.started or None,
     )
 
 

@@ -94,6 +94,11 @@ def _boundary(
     )
 
 
+def _about(b: Boundary, about: Boundary) -> Boundary:
+    b.project, b.first_prompt, b.started = about.project, about.first_prompt, about.started
+    return b
+
+
 def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
     """Compaction ``index`` (newest when None) in one pass; a negative index needs the count first."""
     p = Path(path)
@@ -105,23 +110,28 @@ def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
     newest: Boundary | None = None
     seen = 0
     cut: bool | None = None
+    about = Boundary(host="codex", index=0, summary="")  # the session as a person knows it
     for rec in _lines(p):
         t = rec.get("type")
         if cut is None:
             cut = t != "session_meta"
         payload = rec.get("payload") if isinstance(rec.get("payload"), dict) else {}
+        about.started = about.started or str_or_none(rec.get("timestamp"))
         if t == "session_meta":
             session_id = session_id or str_or_none(payload.get("id"))
+            about.project = about.project or str_or_none(payload.get("cwd"))
         elif t == "response_item":
             it = _item(payload)
             if it is not None:
                 span.append(it)
+                if it.role == "user" and about.first_prompt is None and it.content.strip():
+                    about.first_prompt = it.content.strip()
         elif t == "compacted":
             message = str_or_none(payload.get("message")) or ""
             if seen == index:
-                return _boundary(span, message, previous, session_id, index, bool(cut))
+                return _about(_boundary(span, message, previous, session_id, index, bool(cut)), about)
             if index is None:  # keep only the newest so far: memory stays one span
-                newest = _boundary(span, message, previous, session_id, seen, bool(cut))
+                newest = _about(_boundary(span, message, previous, session_id, seen, bool(cut)), about)
             seen += 1
             previous = message or None
             span = []

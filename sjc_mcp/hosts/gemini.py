@@ -216,6 +216,7 @@ def _boundary(bounds: list[tuple[list[Item], str]], i: int, session: str | None)
         span=span,
         session_id=session,
         boundary_id=f"{session}:{i}",
+        first_prompt=next((it.content.strip() for it in bounds[0][0] if it.role == "user" and it.content), None),
     )
 
 

@@ -2,7 +2,8 @@
 
 Roles ``user``, ``assistant``, ``tool`` (an output; ``tool_call`` for calls) and ``system``. A
 compaction is an item with ``type: "compaction"`` and a ``summary`` (OpenClaw's session entries), or
-with role ``summary``.
+with role ``summary``. The file has no session id: its path stands for one (two files of the same name
+are two sessions).
 """
 
 from __future__ import annotations
@@ -96,6 +97,7 @@ def read_boundary(path: str | Path, index: int | None = None) -> Boundary:
         summary=summary,
         previous_summary=bounds[i - 1][1] if i else None,
         span=span,
+        session_id=str(p.resolve()),  # no session id in the file: the file is the session
         boundary_id=f"{p.name}:{i}",
     )
 

@@ -12,9 +12,27 @@ from typing import Any
 
 from sjc_mcp.config import Config
 from sjc_mcp.log import chain as decision_log
-from sjc_mcp.models import JudgeResult, PruneResult
-from sjc_mcp.redact import redacted_each
+from sjc_mcp.models import Boundary, JudgeResult, PruneResult
+from sjc_mcp.redact import redacted, redacted_each
 from sjc_mcp.text import estimate_tokens
+
+FIRST_PROMPT_CHARS = 200  # what the log keeps of a session's first prompt
+
+
+def session_fields(boundary: Boundary) -> dict[str, str]:
+    """The session as a person knows it, for a record of one of its compactions: its working folder
+    (``project``), the first thing the user asked (``first_prompt``, redacted and cut as entry texts are;
+    taken from the span when the span is where the session starts and the reader gave none) and when it
+    started (``started``). Only what is known."""
+    prompt = boundary.first_prompt
+    if prompt is None and boundary.previous_summary is None and not boundary.incomplete:
+        prompt = next((it.content.strip() for it in boundary.span if it.role == "user" and it.content.strip()), None)
+    fields = {
+        "project": boundary.project,
+        "first_prompt": redacted(prompt[:20_000])[:FIRST_PROMPT_CHARS] if prompt else None,
+        "started": boundary.started,
+    }
+    return {k: v for k, v in fields.items() if v}
 
 
 def judged(result: JudgeResult, summary: str, after: str, meta: dict[str, Any], config: Config) -> dict:

@@ -8,7 +8,7 @@ from typing import Any
 
 from sjc_mcp.config import Config
 from sjc_mcp.judges.base import Judge
-from sjc_mcp.log.records import log_nothing
+from sjc_mcp.log.records import log_nothing, session_fields
 from sjc_mcp.models import Boundary, JudgeInfo, JudgeResult, PruneResult, as_dict
 from sjc_mcp.pipeline.inputs import EvidenceLike
 from sjc_mcp.pipeline.judging import judge_summary, prune_summary
@@ -40,6 +40,7 @@ def judge_boundary(
         "session": boundary.session_id,
         "boundary": boundary.index,
         "boundary_id": boundary.boundary_id,
+        **session_fields(boundary),
         **(meta or {}),
     }
     text = boundary.summary if summary is None else summary

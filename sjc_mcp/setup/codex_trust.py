@@ -294,9 +294,14 @@ def plan_untrust(hooks_path: Path, before: dict[str, Any], after: dict[str, Any]
     text = settings_file.read_text(config)
     if text is None:
         return config, "", "", 0
-    keys = set(entries(hooks_path, before))
-    out, removed = untrust_text(text, keys, _key_moves(hooks_path, before, after), config)
+    out, removed = untrust_text(text, *untrust_changes(hooks_path, before, after), config)
     return config, text, out, len(removed)
+
+
+def untrust_changes(hooks_path: Path, before: dict[str, Any], after: dict[str, Any]) -> tuple[set[str], dict[str, str]]:
+    """What taking sjc's hooks out of hooks.json (``before`` -> ``after``) does to config.toml: the trust
+    tables of sjc's hooks that go, and the other hooks' tables renamed as their positions move."""
+    return set(entries(hooks_path, before)), _key_moves(hooks_path, before, after)
 
 
 def apply_untrust(plan: tuple[Path, str, str, int], dry_run: bool) -> str | None:

@@ -147,6 +147,7 @@ def doctor_checks(env: dict[str, str]) -> list[Any]:
 
     from sjc_mcp.hook.state import json_object
     from sjc_mcp.setup.doctor import FAIL, INFO, OK, WARN, Check, _hooks_in, _listening, _registered, fix_command
+    from sjc_mcp.setup.doctor.checks import hook_programs
 
     out = []
     ext = extension_dir()
@@ -154,6 +155,7 @@ def doctor_checks(env: dict[str, str]) -> list[Any]:
     project = project_settings()
     if (ext / "gemini-extension.json").exists() and any(is_ours(h) for h in _hooks_in(hooks)):
         out.append(Check(OK, "gemini", f"hook installed (extension {ext}: runs in every folder)"))
+        out += hook_programs("gemini", _hooks_in(hooks), f"{fix_command('sjc')} install gemini")
     elif any(is_ours(h) for h in _hooks_in(json_object(project))):
         out.append(Check(WARN, "gemini", f"hook installed in {project}: runs only once this folder is trusted", None))
     else:

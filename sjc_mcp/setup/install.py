@@ -4,7 +4,8 @@ Only entries whose command runs ``sjc-hook`` (or ``sjc hook``) are ours (``hook_
 key and hook is kept as it was. The settings file is backed up before the first change and written atomically
 (``settings_file``); installing twice changes nothing. For Codex, ``--trust`` also writes the hooks'
 trust into its config.toml, and ``uninstall`` takes it out (``codex_trust``). Gemini CLI's hook is an
-extension of its own by default (``gemini``).
+extension of its own by default (``gemini``). After an uninstall, the backups sjc made that hold nothing the
+files do not hold now, besides sjc's own entries, are removed, and any other is named (``backups``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from sjc_mcp import paths
 from sjc_mcp.errors import InputError
-from sjc_mcp.setup import codex_trust, gemini, hermes, openclaw, settings_file
+from sjc_mcp.setup import backups, codex_trust, gemini, hermes, openclaw, settings_file
 from sjc_mcp.setup.hook_entries import EVENTS, hook_block, merge, remove
 
 __all__ = ["EVENTS", "hook_block", "install", "settings_path", "uninstall"]
@@ -71,12 +72,10 @@ def install(
 
 
 def uninstall(host: str, scope: str = "user", dry_run: bool = False) -> tuple[Path, str]:
-    if host == "gemini":
-        return gemini.uninstall(scope, dry_run)
-    if host == "hermes":
-        return hermes.uninstall(scope, dry_run)
-    if host == "openclaw":
-        return openclaw.uninstall(dry_run)
+    """Take sjc out of ``host``; then its backups that hold nothing the files do not hold now go, and the
+    others are named (``backups``)."""
+    if host in ("gemini", "hermes", "openclaw"):
+        return _uninstall_plugin(host, scope, dry_run)
     path = settings_path(host, scope)
     text = settings_file.read_text(path)
     before = settings_file.parse_json(text, path)
@@ -98,8 +97,27 @@ def uninstall(host: str, scope: str = "user", dry_run: bool = False) -> tuple[Pa
             data = found if found is not None else settings_file.dump_json(after, settings_file.style_of(text)).encode()
             backup = settings_file.write_bytes(path, data)
             lines.append(f"{path}: sjc hooks removed (backup: {backup})")
+    tidied = [backups.tidy(path, backups.json_same(path, remove), dry_run)]
     if untrust_plan is not None:
         untrusted = codex_trust.apply_untrust(untrust_plan, dry_run)
         if untrusted:
             lines.append(untrusted)
-    return path, "\n".join(lines)
+        config, _, now, _ = untrust_plan
+        same = backups.codex_config_same(config, now, *codex_trust.untrust_changes(path, before, after))
+        tidied.append(backups.tidy(config, same, dry_run))
+    return path, backups.told("\n".join(lines), tidied)
+
+
+def _uninstall_plugin(host: str, scope: str, dry_run: bool) -> tuple[Path, str]:
+    """Gemini CLI's extension, Hermes' and OpenClaw's plugins; then the backups of the settings they edit."""
+    if host == "gemini":
+        path, message = gemini.uninstall(scope, dry_run)
+        project = gemini.project_settings()
+        tidied = [backups.tidy(project, backups.json_same(project, remove), dry_run)] if scope == "project" else []
+    elif host == "hermes":
+        path, message = hermes.uninstall(scope, dry_run)
+        tidied = [backups.tidy(path, backups.bytes_same(path), dry_run)]
+    else:
+        path, message = openclaw.uninstall(dry_run)
+        tidied = [backups.tidy(path, backups.json_same(path, openclaw.removed), dry_run)]
+    return path, backups.told(message, tidied)

@@ -136,10 +136,14 @@ def read_json(path: Path) -> dict[str, Any]:
     return parse_json(read_text(path), path)
 
 
-def _backups(path: Path) -> list[Path]:
+def backups_of(path: Path) -> list[Path]:
+    """The backups sjc made of ``path``, oldest first."""
     import glob
 
     return sorted(path.parent.glob(f"{glob.escape(path.name)}.sjc-backup-*"), key=lambda p: p.stat().st_mtime_ns)
+
+
+_backups = backups_of
 
 
 def backup_holding(path: Path, same: Any) -> bytes | None:

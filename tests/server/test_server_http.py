@@ -300,8 +300,8 @@ def test_http_on_loopback_without_a_token_serves(tmp_path):
 
 @pytest.mark.slow
 def test_http_transcript_path_needs_roots_from_the_config(tmp_path):
-    """Over HTTP the default allowed_roots (the server user's own transcript folders, and its working
-    folder) do not apply: transcript_path reads only under roots the config file names."""
+    """Over HTTP the default allowed_roots (the server user's own transcript folders) do not apply:
+    transcript_path reads only under roots the config file names."""
     from tests.hosts.test_hosts import small_cc
 
     inside = tmp_path / "projects"

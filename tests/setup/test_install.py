@@ -80,7 +80,9 @@ def test_shipped_codex_hooks_file_matches_what_install_writes():
 
 
 def test_backups_are_never_overwritten(isolated_home, monkeypatch):
-    """Install, uninstall, install again within one second: every backup keeps what it backed up."""
+    """Install, a change of the user's, uninstall, install again within one second: every backup keeps what it
+    backed up (uninstall removes only the backups that hold nothing the file does not hold now, besides
+    sjc's own entries: here its own, of the file with the hooks)."""
     from sjc_mcp.setup import install as inst
     from sjc_mcp.setup import settings_file
 
@@ -90,11 +92,16 @@ def test_backups_are_never_overwritten(isolated_home, monkeypatch):
     settings.write_text(original)
     monkeypatch.setattr(settings_file.time, "strftime", lambda fmt: "20261130-120000")  # all within one second
     inst.install("claude-code", "user", command="/x/sjc-hook")
+    settings.write_text(settings.read_text().replace('"opus"', '"sonnet"'))
     inst.uninstall("claude-code", "user")
     inst.install("claude-code", "user", command="/x/sjc-hook")
     backups = sorted(settings.parent.glob("settings.json.sjc-backup-*"))
-    assert len(backups) == 3
+    assert [b.name for b in backups] == [
+        "settings.json.sjc-backup-20261130-120000",
+        "settings.json.sjc-backup-20261130-120000-2",
+    ]
     assert backups[0].read_text() == original  # the first backup still holds the user's own settings
+    assert '"sonnet"' in backups[1].read_text() and "sjc-hook" not in backups[1].read_text()
 
 
 def test_install_over_an_older_install_replaces_its_stale_events(isolated_home):
