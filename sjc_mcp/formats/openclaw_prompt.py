@@ -43,7 +43,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from sjc_mcp.hosts.base import Item
+from sjc_mcp.models import Item
 
 SYSTEM = "You are a context summarization assistant."
 OPEN, CLOSE = "<conversation>\n", "\n</conversation>"

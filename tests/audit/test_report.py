@@ -210,7 +210,7 @@ def test_fixtures_report_is_small_and_lists_every_pruned_entry(fixtures_report):
     page = out.read_text()
     assert len(page.encode()) < 300_000, len(page.encode())
     would = sum(rec["pruned"] for _, rec, _ in decision_log.read(log))
-    assert would > 40 and page.count('<div class="entry prune">') == would  # a real workload, every one listed
+    assert would >= 20 and page.count('<div class="entry prune">') == would  # a real workload, every one listed
     assert page.count("Why: score") == would
 
 
