@@ -16,6 +16,7 @@ from pathlib import Path
 
 from sjc_mcp.errors import InputError, first_error
 from sjc_mcp.models import Source, evidence_source
+from sjc_mcp.text import unicode_text
 
 MAX_INPUT = 200_000_000
 _SPECIAL = ("/proc/", "/sys/", "/dev/")
@@ -99,7 +100,9 @@ def evidence_jsonl(path: str) -> list[Source]:
         if not isinstance(obj, dict):
             raise InputError(f"{path}:{n}: expected an object {{kind, name, content}}")
         try:
-            out.append(evidence_source(obj))
+            src = evidence_source(obj)
         except Exception as exc:
             raise InputError(f"{path}:{n}: {first_error(exc)}") from None
+        src.content = unicode_text(src.content)  # a "\\ud83d" escape on its own: half an emoji, made U+FFFD
+        out.append(src)
     return out

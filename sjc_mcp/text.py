@@ -101,3 +101,15 @@ def not_text(text: str) -> str | None:
     if bad > max(2, n // 100):
         return f"too damaged: {bad} undecodable characters in {len(text):,}"
     return None
+
+
+def unicode_text(text: str) -> str:
+    """``text`` with each lone surrogate (half a pair, as a JSON ``\\ud83d`` escape a host cut mid-emoji reads
+    back) made U+FFFD, so it can be written as UTF-8; any other text as it is."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text

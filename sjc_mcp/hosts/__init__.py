@@ -97,7 +97,21 @@ def read_boundary(path: str | Path, index: int | None = None, host: str | None =
         reader = READERS[host]
     except KeyError:
         raise TranscriptError(f"no transcript reader for host {host!r}; choose one of: {', '.join(READERS)}") from None
-    return reader.read_boundary(path, index)
+    return _unicode(reader.read_boundary(path, index))
+
+
+def _unicode(b: Boundary) -> Boundary:
+    """The boundary with every text made writable as UTF-8 (``text.unicode_text``): a transcript a JavaScript
+    host wrote may hold half a surrogate pair where it cut a string."""
+    from sjc_mcp.text import unicode_text
+
+    b.summary = unicode_text(b.summary)
+    b.previous_summary = unicode_text(b.previous_summary) if b.previous_summary else b.previous_summary
+    b.task = unicode_text(b.task) if b.task else b.task
+    b.first_prompt = unicode_text(b.first_prompt) if b.first_prompt else b.first_prompt
+    for it in (*b.span, *b.retained):
+        it.content = unicode_text(it.content)
+    return b
 
 
 def boundary_count(path: str | Path, host: str | None = None) -> int:
