@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from sjc_mcp.config import Config
 from sjc_mcp.judges import make_judge
@@ -34,6 +34,34 @@ from sjc_mcp.pipeline.inputs import MID_SESSION, EvidenceLike, check_sizes, chec
 from sjc_mcp.pipeline.retrieve import build_request
 from sjc_mcp.redact import redact_inputs
 from sjc_mcp.summary import split_summary
+
+if TYPE_CHECKING:
+    import sys
+
+    if sys.version_info >= (3, 11):
+        from typing import Unpack
+    else:
+        from typing_extensions import Unpack
+
+
+class Options(TypedDict, total=False):
+    """What ``judge_summary`` and ``prune_summary`` take besides the summary and its evidence, all optional:
+    the previous committed summary (a source) and the task the host keeps (not one); the summary format
+    (``host``; detected when None); the decision's ``threshold`` and ``margin`` (the config's when None);
+    the ``config`` and a ``judge`` (the config's when None); the turns the host keeps after the summary
+    (``retained``) and the agent's own prose (``assistant_prose``), read apart from the sources; and
+    ``incomplete_span`` (True, or why) when the evidence is a span that starts mid-session."""
+
+    previous_summary: str | None
+    task: str | None
+    host: str | None
+    threshold: float | None
+    margin: float | None
+    config: Config | None
+    judge: Judge | None
+    retained: Sequence[Turn]
+    assistant_prose: Sequence[str]
+    incomplete_span: str | bool | None
 
 
 def run_judge(judge: Judge, request: JudgeRequest) -> tuple[JudgeOutput, list[str]]:
@@ -130,21 +158,12 @@ def _judged(
 
 
 def _judge(
-    summary: str,
-    evidence: Iterable[EvidenceLike],
-    *,
-    previous_summary: str | None,
-    task: str | None,
-    host: str | None,
-    threshold: float | None,
-    margin: float | None,
-    config: Config | None,
-    judge: Judge | None,
-    retained: Sequence[Turn],
-    assistant_prose: Sequence[str],
-    incomplete_span: str | bool | None = None,
+    summary: str, evidence: Iterable[EvidenceLike], **options: Unpack[Options]
 ) -> tuple[JudgeResult, ParsedSummary, Config]:
-    config = config or Config()
+    config = options.get("config") or Config()
+    threshold, margin = options.get("threshold"), options.get("margin")
+    incomplete_span = options.get("incomplete_span")
+    host = options.get("host")
     incomplete = MID_SESSION if incomplete_span is True else (incomplete_span or None)
     sources = to_sources(evidence)
     check_sizes(summary, sources)
@@ -163,13 +182,13 @@ def _judge(
                 parsed,
                 sources,
                 config,
-                judge or make_judge(config),
+                options.get("judge") or make_judge(config),
                 th,
                 mg,
-                previous_summary=previous_summary,
-                task=task,
-                retained=retained,
-                assistant_prose=assistant_prose,
+                previous_summary=options.get("previous_summary"),
+                task=options.get("task"),
+                retained=options.get("retained", ()),
+                assistant_prose=options.get("assistant_prose", ()),
                 incomplete=incomplete,
             )
     result.duration_ms = t.ms
@@ -180,35 +199,13 @@ def judge_summary(
     summary: str,
     evidence: Iterable[EvidenceLike] = (),
     *,
-    previous_summary: str | None = None,
-    task: str | None = None,
-    host: str | None = None,
-    threshold: float | None = None,
-    margin: float | None = None,
-    config: Config | None = None,
-    judge: Judge | None = None,
-    retained: Sequence[Turn] = (),
-    assistant_prose: Sequence[str] = (),
-    incomplete_span: str | bool | None = None,
     log: bool = False,
     meta: dict[str, Any] | None = None,
+    **options: Unpack[Options],
 ) -> JudgeResult:
-    """Score every entry of ``summary`` against ``evidence`` (and the previous summary) and decide.
-    ``incomplete_span`` (True, or why) says the evidence is a span that starts mid-session."""
-    result, _, config = _judge(
-        summary,
-        evidence,
-        previous_summary=previous_summary,
-        task=task,
-        host=host,
-        threshold=threshold,
-        margin=margin,
-        config=config,
-        judge=judge,
-        retained=retained,
-        assistant_prose=assistant_prose,
-        incomplete_span=incomplete_span,
-    )
+    """Score every entry of ``summary`` against ``evidence`` (and the previous summary) and decide; the
+    other ``options`` are ``Options``'. With ``log``, one decision-log record (``meta`` added to it)."""
+    result, _, config = _judge(summary, evidence, **options)
     if log:
         log_records.write(
             config, log_records.judged(result, summary, summary, {"op": "judge", **(meta or {})}, config), result
@@ -220,35 +217,14 @@ def prune_summary(
     summary: str,
     evidence: Iterable[EvidenceLike] = (),
     *,
-    previous_summary: str | None = None,
-    task: str | None = None,
-    host: str | None = None,
-    threshold: float | None = None,
-    margin: float | None = None,
-    config: Config | None = None,
-    judge: Judge | None = None,
-    retained: Sequence[Turn] = (),
-    assistant_prose: Sequence[str] = (),
-    incomplete_span: str | bool | None = None,
     log: bool = False,
     meta: dict[str, Any] | None = None,
+    **options: Unpack[Options],
 ) -> PruneResult:
     """Judge, then delete the entries scored below the threshold. Kept text stays byte-identical;
-    headings stay. In shadow mode, or when disabled, the summary comes back untouched."""
-    result, parsed, config = _judge(
-        summary,
-        evidence,
-        previous_summary=previous_summary,
-        task=task,
-        host=host,
-        threshold=threshold,
-        margin=margin,
-        config=config,
-        judge=judge,
-        retained=retained,
-        assistant_prose=assistant_prose,
-        incomplete_span=incomplete_span,
-    )
+    headings stay. In shadow mode, or when disabled, the summary comes back untouched. ``options`` as for
+    ``judge_summary``."""
+    result, parsed, config = _judge(summary, evidence, **options)
     remove = {e.id for e in result.entries if e.decision == "prune"}
     enforce = config.mode == "enforce" and not result.disabled
     would = parsed.render(remove)
