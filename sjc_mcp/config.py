@@ -213,18 +213,14 @@ def _read_toml(path: Path) -> dict:
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib
-    import stat
+    from sjc_mcp.regular_file import NotRegular, read_regular
 
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO in its place must not hang every command
-        with os.fdopen(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise ConfigError(f"config {path} is not a regular file (a folder, FIFO or device)")
-            os.set_blocking(fd, True)
-            return tomllib.load(fh)
+        data = read_regular(path)  # a FIFO in its place must not hang every command
+        return tomllib.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {path}") from None
-    except IsADirectoryError:
+    except (IsADirectoryError, NotRegular):
         raise ConfigError(f"config {path} is not a regular file (a folder, FIFO or device)") from None
     except OSError as exc:
         raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc

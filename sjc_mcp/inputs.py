@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import sys
 from pathlib import Path
 
 from sjc_mcp.errors import InputError, first_error
 from sjc_mcp.models import Source, evidence_source
+from sjc_mcp.regular_file import NotRegular, TooLarge, read_regular
 from sjc_mcp.text import unicode_text
 
 MAX_INPUT = 200_000_000
@@ -32,29 +32,21 @@ def read_regular_bytes(path: str | os.PathLike[str], what: str, limit: int = MAX
     if real.startswith(_SPECIAL):
         raise InputError(f"{what} {shown} is a system file ({real}); give a regular file")
     try:
-        fd = os.open(shown, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        return read_regular(shown, limit)
     except FileNotFoundError:
         raise InputError(f"{what} file not found: {shown}") from None
     except IsADirectoryError:
         raise InputError(f"{what} path is a folder, not a file: {shown}") from None
+    except NotRegular as exc:
+        if exc.folder:
+            raise InputError(f"{what} path is a folder, not a file: {shown}") from None
+        raise InputError(
+            f"{what} {shown} is not a regular file (a FIFO, socket or device); give a regular file"
+        ) from None
+    except TooLarge:
+        raise InputError(f"{what} {shown} is larger than {limit:,} bytes") from None
     except OSError as exc:
         raise InputError(f"cannot read {what} {shown}: {exc.strerror}") from None
-    try:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise InputError(f"{what} path is a folder, not a file: {shown}")
-        if not stat.S_ISREG(st.st_mode):
-            raise InputError(f"{what} {shown} is not a regular file (a FIFO, socket or device); give a regular file")
-        if st.st_size > limit:
-            raise InputError(f"{what} {shown} is larger than {limit:,} bytes")
-        with os.fdopen(fd, "rb", closefd=True) as fh:
-            fd = -1
-            return fh.read(limit + 1)
-    except OSError as exc:
-        raise InputError(f"cannot read {what} {shown}: {exc.strerror}") from None
-    finally:
-        if fd >= 0:
-            os.close(fd)
 
 
 def decode(data: bytes, what: str) -> str:

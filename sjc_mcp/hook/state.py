@@ -103,17 +103,11 @@ def own_json(path: Path) -> dict[str, Any]:
 def json_object(path: Path) -> dict[str, Any]:
     """The JSON object in any file (a host's settings); {} when it is missing, unreadable, not a regular
     file (a FIFO is not waited on) or not an object."""
+    from sjc_mcp.regular_file import read_regular
+
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return {}
-    try:
-        with os.fdopen(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return {}
-            os.set_blocking(fd, True)
-            return _object(fh.read(64 << 20))
-    except OSError:
+        return _object(read_regular(path, 64 << 20))
+    except OSError:  # missing, unreadable, no regular file (NotRegular) or larger than 64 MB (TooLarge)
         return {}
 
 

@@ -57,14 +57,11 @@ def anchor_path(path: str | os.PathLike[str]) -> Path:
 
 def read_anchor(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The anchor beside the log: ``{"records": n, "hash": last}``, or None if absent or unreadable."""
+    from sjc_mcp.regular_file import read_regular
+
     try:
-        fd = os.open(anchor_path(path), os.O_RDONLY | os.O_NONBLOCK)  # a FIFO in its place is not waited on
-        with os.fdopen(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            os.set_blocking(fd, True)
-            data = json.loads(fh.read(1 << 16))
-    except (OSError, ValueError):
+        data = json.loads(read_regular(anchor_path(path), 1 << 16))  # a FIFO in its place is not waited on
+    except (OSError, ValueError):  # missing, unreadable, no regular file, over 64 KB, no JSON
         return None
     if isinstance(data, dict) and isinstance(data.get("records"), int) and isinstance(data.get("hash"), str):
         return data

@@ -34,33 +34,26 @@ MAX_SETTINGS = 64 << 20
 def read_text(path: Path) -> str | None:
     """The text of the settings file at ``path`` (line ends as they are), or None when there is none; a
     one-line ``InputError`` for a folder, a FIFO or device, an unreadable file, or text that is not UTF-8."""
+    from sjc_mcp.regular_file import NotRegular, TooLarge, read_regular
+
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        data = read_regular(path, MAX_SETTINGS)
     except FileNotFoundError:
         if os.path.islink(path):
             raise InputError(f"{path} is a link to a file that does not exist; fix or remove the link first") from None
         return None
     except IsADirectoryError:
         raise InputError(f"{path} is a folder, not a settings file; move it away first") from None
+    except NotRegular as exc:
+        if exc.folder:
+            raise InputError(f"{path} is a folder, not a settings file; move it away first") from None
+        raise InputError(
+            f"{path} is not a regular file (a FIFO, socket or device); sjc edits only regular files"
+        ) from None
+    except TooLarge:
+        raise InputError(f"{path} is larger than {MAX_SETTINGS:,} bytes; not a settings file") from None
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise InputError(f"{path} is a folder, not a settings file; move it away first")
-        if not stat.S_ISREG(st.st_mode):
-            raise InputError(f"{path} is not a regular file (a FIFO, socket or device); sjc edits only regular files")
-        if st.st_size > MAX_SETTINGS:
-            raise InputError(f"{path} is larger than {MAX_SETTINGS:,} bytes; not a settings file")
-        os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb") as fh:
-            fd = -1
-            data = fh.read(MAX_SETTINGS + 1)
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    finally:
-        if fd >= 0:
-            os.close(fd)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
