@@ -7,6 +7,12 @@ from typing import Any
 TEXT_PARTS = (None, "text", "input_text", "output_text")
 
 
+def str_or_none(value: object) -> str | None:
+    """A record's value when it is a string, else None: a hand-damaged record (a name that is a dict, an
+    id that is a list) reads as the value missing, never as an error."""
+    return value if isinstance(value, str) else None
+
+
 def text_of(content: Any) -> str:
     """The text of a content: a string, or its text parts joined by newlines (an image is ``[image]``)."""
     if isinstance(content, str):

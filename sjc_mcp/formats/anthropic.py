@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from sjc_mcp.formats import FormatError, sse
-from sjc_mcp.formats._parts import last_text, text_of
+from sjc_mcp.formats._parts import last_text, str_or_none, text_of
 from sjc_mcp.models import Item
 
 NAME = "anthropic"
@@ -40,24 +40,30 @@ def message_items(role: str, content: Any) -> list[tuple[Item, int | None]]:
             out.append((Item(role="assistant", content=b["thinking"]), i))
         elif t == "tool_use":
             args = json.dumps(b.get("input", {}), ensure_ascii=False)
-            out.append((Item(role="tool_call", content=args, name=_str(b.get("name")), call_id=_str(b.get("id"))), i))
+            out.append(
+                (
+                    Item(
+                        role="tool_call",
+                        content=args,
+                        name=str_or_none(b.get("name")),
+                        call_id=str_or_none(b.get("id")),
+                    ),
+                    i,
+                )
+            )
         elif t == "tool_result":
             out.append(
                 (
                     Item(
                         role="tool_output",
                         content=text_of(b.get("content")),
-                        call_id=_str(b.get("tool_use_id")),
+                        call_id=str_or_none(b.get("tool_use_id")),
                         is_error=b.get("is_error") is True,
                     ),
                     i,
                 )
             )
     return out
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def history(body: dict[str, Any]) -> tuple[list[Item], list[Locator]]:

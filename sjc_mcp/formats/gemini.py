@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 from sjc_mcp.formats import FormatError
+from sjc_mcp.formats._parts import str_or_none
 from sjc_mcp.models import Item
 
 NAME = "gemini"
@@ -29,10 +30,6 @@ Locator = tuple[Any, ...]  # (content index, part index)
 
 def matches(path: str) -> bool:
     return path.endswith((":generateContent", ":streamGenerateContent"))
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def parts_of(content: Any) -> list[Any]:
@@ -84,8 +81,8 @@ def part_item(role: str, part: Any) -> Item | None:
         return Item(
             role="tool_output",
             content=response_text(resp),
-            name=_str(fr.get("name")),
-            call_id=_str(fr.get("id")),
+            name=str_or_none(fr.get("name")),
+            call_id=str_or_none(fr.get("id")),
             is_error=isinstance(resp, dict) and "error" in resp and "output" not in resp,
         )
     if isinstance(fc, dict):
@@ -93,8 +90,8 @@ def part_item(role: str, part: Any) -> Item | None:
         return Item(
             role="tool_call",
             content=json.dumps(args, ensure_ascii=False),
-            name=_str(fc.get("name")),
-            call_id=_str(fc.get("id")),
+            name=str_or_none(fc.get("name")),
+            call_id=str_or_none(fc.get("id")),
         )
     if is_text(part):
         return Item(role="user" if role == "user" else "assistant", content=part["text"])

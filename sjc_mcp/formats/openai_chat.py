@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from sjc_mcp.formats import FormatError, sse
-from sjc_mcp.formats._parts import last_text, text_of
+from sjc_mcp.formats._parts import last_text, str_or_none, text_of
 from sjc_mcp.models import Item
 
 NAME = "chat"
@@ -27,7 +27,10 @@ def message_items(m: dict[str, Any]) -> list[tuple[Item, int | None]]:
     role = m.get("role")
     if role == "tool":
         return [
-            (Item(role="tool_output", content=text_of(m.get("content")), call_id=_str(m.get("tool_call_id"))), None)
+            (
+                Item(role="tool_output", content=text_of(m.get("content")), call_id=str_or_none(m.get("tool_call_id"))),
+                None,
+            )
         ]
     if role not in ("user", "assistant"):
         return []
@@ -45,17 +48,13 @@ def message_items(m: dict[str, Any]) -> list[tuple[Item, int | None]]:
                 Item(
                     role="tool_call",
                     content=args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
-                    name=_str(fn.get("name")),
-                    call_id=_str(tc.get("id")) if isinstance(tc, dict) else None,
+                    name=str_or_none(fn.get("name")),
+                    call_id=str_or_none(tc.get("id")) if isinstance(tc, dict) else None,
                 ),
                 ti,
             )
         )
     return out
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def history(body: dict[str, Any]) -> tuple[list[Item], list[Locator]]:

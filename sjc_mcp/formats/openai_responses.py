@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from sjc_mcp.formats import FormatError, sse
-from sjc_mcp.formats._parts import last_text, text_of
+from sjc_mcp.formats._parts import last_text, str_or_none, text_of
 from sjc_mcp.models import Item
 
 NAME = "responses"
@@ -50,10 +50,6 @@ def output_text(output: Any) -> tuple[str, bool]:
     return output, False
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def item(payload: dict[str, Any]) -> Item | None:
     """One input item as an ``Item`` (None for what is no message, call or output: a reasoning item with
     no summary, a compaction trigger, an unknown type). An empty message is None too."""
@@ -73,8 +69,8 @@ def item(payload: dict[str, Any]) -> Item | None:
         return Item(
             role="tool_call",
             content=args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
-            name=_str(payload.get("name")),
-            call_id=_str(payload.get("call_id")),
+            name=str_or_none(payload.get("name")),
+            call_id=str_or_none(payload.get("call_id")),
         )
     if t == "local_shell_call":
         action: dict[str, Any] = payload["action"] if isinstance(payload.get("action"), dict) else {}
@@ -82,11 +78,11 @@ def item(payload: dict[str, Any]) -> Item | None:
             role="tool_call",
             content=json.dumps({"command": action.get("command")}, ensure_ascii=False),
             name="local_shell",
-            call_id=_str(payload.get("call_id")) or _str(payload.get("id")),
+            call_id=str_or_none(payload.get("call_id")) or str_or_none(payload.get("id")),
         )
     if t in OUTPUTS:
         text, failed = output_text(payload.get("output"))
-        return Item(role="tool_output", content=text, call_id=_str(payload.get("call_id")), is_error=failed)
+        return Item(role="tool_output", content=text, call_id=str_or_none(payload.get("call_id")), is_error=failed)
     return None
 
 

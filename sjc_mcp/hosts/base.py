@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable
 
 from sjc_mcp.formats import Compaction, WireRequest, module
+from sjc_mcp.formats._parts import str_or_none
 from sjc_mcp.models import PLANNING_TOOLS, Boundary, Item, Role
 
 __all__ = [
@@ -39,12 +40,6 @@ __all__ = [
     "prompt_places",
     "str_or_none",
 ]
-
-
-def str_or_none(value: object) -> str | None:
-    """A record's value when it is a string, else None: a hand-damaged record (a name that is a dict, an
-    id that is a list) reads as the value missing, never as an error."""
-    return value if isinstance(value, str) else None
 
 
 def choose(path: object, count: int, index: int | None) -> int:
