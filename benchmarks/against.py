@@ -19,7 +19,6 @@ import os
 import statistics
 import subprocess
 import sys
-import sysconfig
 import tarfile
 import tempfile
 from pathlib import Path
@@ -38,22 +37,12 @@ def export(ref: str, folder: Path) -> Path:
     return folder
 
 
-def install(src: Path, folder: Path) -> Path:
-    """``src`` installed into a venv in ``folder`` with this environment's dependencies; its bin folder."""
-    venv = folder / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True)
-    python = venv / "bin" / "python"
-    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", str(src)]
-    subprocess.run(pip, check=True, capture_output=True)
-    site = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=folder,
-    ).stdout.strip()
-    Path(site, "_sjc_bench_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    return venv / "bin"
+def install(folder: Path, src: Path = HERE.parent) -> Path:
+    """``src`` installed as a user installs it (``run.install_as_user``); its bin folder."""
+    python = run.install_as_user(folder, src)
+    if python is None:
+        raise SystemExit(f"could not install {src} for timing")
+    return Path(python).parent
 
 
 def hook_command(bin_dir: Path) -> list[str]:
@@ -70,8 +59,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         print(f"installing this checkout and {a.ref} …", flush=True)
-        this = install(HERE.parent, t / "this")
-        other = install(export(a.ref, t / "src"), t / "other")
+        this = install(t / "this")
+        other = install(t / "other", export(a.ref, t / "src"))
         ev, summ = run.write_inputs(t, 2_000_000, 150)
         env = dict(os.environ, HOME=str(t / "home"), XDG_CACHE_HOME=str(t / "cache"), SJC_DECISION_LOG=str(t / "log"))
         payload = '{"hook_event_name": "Notification", "session_id": "bench", "message": "waiting"}'

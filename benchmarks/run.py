@@ -598,10 +598,10 @@ def private_cache(folder: Path) -> None:
     os.environ["XDG_CACHE_HOME"] = str(folder)
 
 
-def install_as_user(folder: Path) -> str | None:
-    """This checkout installed as the README installs it (``pip install .``, not editable) into a
-    throw-away venv in ``folder`` whose dependencies are this environment's (a ``.pth`` line; its own
-    ``.pth`` files, the editable finder among them, are not run). Its interpreter, or None where the
+def install_as_user(folder: Path, src: Path = HERE.parent) -> str | None:
+    """This checkout (or the tree at ``src``) installed as the README installs it (``pip install .``, not
+    editable) into a throw-away venv in ``folder`` whose dependencies are this environment's (a ``.pth``
+    line; its own ``.pth`` files, the editable finder among them, are not run). Its interpreter, or None where the
     install fails (the run then times this environment, and says so).
 
     An editable install costs every process ~15 ms at start-up (``site`` imports setuptools' finder,
@@ -613,7 +613,7 @@ def install_as_user(folder: Path) -> str | None:
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True)
         python = venv / "bin" / "python"
         subprocess.run(
-            [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", str(HERE.parent)],
+            [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", str(src)],
             check=True,
             capture_output=True,
         )
@@ -696,9 +696,7 @@ def bench_startup(runs: int) -> dict:
         kill.touch()
         env = dict(os.environ, HOME=home)
         disabled = median_ms(
-            lambda: subprocess.run(
-                [hook_bin(), "claude-code"], input=compact, env=env, capture_output=True, text=True
-            ),
+            lambda: subprocess.run([hook_bin(), "claude-code"], input=compact, env=env, capture_output=True, text=True),
             runs,
         )[0]
     return {
