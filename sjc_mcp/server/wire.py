@@ -32,7 +32,9 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 def _unicode(value: Any) -> Any:
     if isinstance(value, str):
-        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+        from sjc_mcp.text import unicode_text  # only a message that holds such an escape gets here
+
+        return unicode_text(value)
     if isinstance(value, list):
         return [_unicode(v) for v in value]
     if isinstance(value, dict):
