@@ -65,11 +65,14 @@ def user_path(home: Path) -> str:
 
 def user_env(home: Path, path: str | None = None) -> dict[str, str]:
     """The environment of a user whose HOME is ``home``: the machine's (its certificates, its pip settings),
-    without anything of sjc's, of a venv or of the test run's Python, and with the e2e download cache."""
+    without anything of sjc's, of a venv or of the test run's Python, and with the e2e download cache. A login
+    shell sets ``SHELL``; a CI runner may not, and uv names ``uv tool update-shell`` only when it knows the
+    shell, so the user here has bash (the machine's ``SHELL`` when it has one)."""
     drop = ("SJC_", "XDG_", "UV_", "PIPX_", "VIRTUAL_ENV", "PYTHON", "CONDA", "PYENV")
     env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     env.update(
         HOME=str(home),
+        SHELL=os.environ.get("SHELL") or "/bin/bash",
         PATH=path or user_path(home),
         UV_CACHE_DIR=str(hostcli.CACHE / "uv"),
         PIP_CACHE_DIR=str(hostcli.CACHE / "pip"),
