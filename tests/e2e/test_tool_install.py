@@ -8,8 +8,8 @@ Facts, each checked below (uv 0.13.9, pipx 1.18.4, Python 3.11):
   of their own (``~/.local/share/uv/tools/sjc-mcp``, ``~/.local/share/pipx/venvs/sjc-mcp``) and link
   ``sjc``, ``sjc-hook`` and ``sjc-mcp`` into ``~/.local/bin``; uv prints ``Installed 3 executables: sjc,
   sjc-hook, sjc-mcp``. Nothing runs from the clone afterwards: with the clone deleted, ``sjc-mcp`` answers.
-- With ``~/.local/bin`` not on PATH, uv says so and names ``uv tool update-shell``; pipx names
-  ``pipx ensurepath``.
+- With ``~/.local/bin`` not on PATH, uv says so and, when ``SHELL`` names the user's shell, names
+  ``uv tool update-shell`` (with no ``SHELL`` it only warns); pipx names ``pipx ensurepath``.
 - uv records where it installed from (``uv-receipt.toml``: the folder, or the git URL). Installing again over
   it (``uv tool install --reinstall PATH``, ``pipx install --force PATH``) takes the clone's files as they
   are now and keeps every path.
