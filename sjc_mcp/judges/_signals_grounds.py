@@ -47,15 +47,25 @@ GENERIC = frozenset(_GENERIC.split())
 # A line of a command's output that reports a failure: a failing test, a compiler or lint error, a merge
 # conflict, an exception. Read from the output of commands (not from files read, where "error" is code).
 _FAILURE_LINE = re.compile(
-    r"^\s*(?:FAIL(?:ED)?\b|ERROR\b|E\s{2,}|error(?:\[\w+\])?:|fatal:|panic:|Traceback|CONFLICT\b|✗|×|✘|not ok\b|"
-    r"\S+\.\w{1,5}:\d+:\d+:\s|\S+\.\w{1,5}:\d+:\s*(?:error|warning)\b|[\w.]*(?:Error|Exception):)"
-    r"|\b\d+ (?:failed|failing|errors?)\b|\bundefined: |\bcannot find\b|\bMerge conflict\b",
+    r"^\s*(?:FAIL(?:ED)?\b|ERROR\b|E\s{2,}|(?:error|warning)(?:\[[\w-]+\])?:|fatal:|panic:|Traceback|CONFLICT\b|"
+    r"✗|×|✘|not ok\b|\S+\.\w{1,5}:\d+:\d+:\s|\S+\.\w{1,5}:\d+:\s*(?:error|warning)\b|"
+    # Python's warnings ("/src/io.py:8: DeprecationWarning: …")
+    r"\S+\.\w{1,5}:\d+:\s*\w*(?:Error|Warning):|"
+    r"[\w.]*(?:Error|Exception|Warning):)"
+    # MSBuild and tsc ("Program.cs(12,17): error CS0103: …"), tsc --pretty ("src/a.ts:3:7 - error TS2322: …")
+    r"|\S+\(\d+,\d+\):\s*(?:error|warning)\b|\S+\.\w{1,5}:\d+:\d+ - (?:error|warning)\b"
+    r"|\b\d+ (?:failed|failing|errors?)\b|\b[1-9]\d* (?:Error|Warning)\(s\)|\bundefined: |\bcannot find\b|"
+    r"\bMerge conflict\b",
 )
+# the lines after such a report that give its detail: indented ("    • Couldn't match expected type …" under
+# GHC's "src/Lib.hs:14:7: error:"), or rustc's "  --> src/main.rs:4:18" under "error[E0308]: mismatched types"
+_DETAIL_LINE = re.compile(r"^(?:[ \t]+\S|-->|\|)")
+MAX_DETAIL_LINES = 3
 # what a line must hold to be such a report (each looked for with str.find in the lower-cased output: a
 # line is read only when it holds one), and the lines of a linter's output ("x.go:10:2: message")
 _FAILURE_WORDS = (
-    "fail", "error", "fatal:", "panic:", "traceback", "conflict", "not ok", "undefined: ", "cannot find",
-    "exception", "✗", "×", "✘",
+    "fail", "error", "warning", "fatal:", "panic:", "traceback", "conflict", "not ok", "undefined: ",
+    "cannot find", "exception", "✗", "×", "✘",
 )  # fmt: skip
 # what a linter's output holds when it reports a finding (besides the failure words)
 _LINT_LINE = re.compile(r"^\S+\.\w{1,5}:\d+:\d+:?\s", re.MULTILINE)  # "x.go:10:2: message"
@@ -277,6 +287,19 @@ def _output_of(text: str) -> str:
     return "\n".join(parts) if parts else text
 
 
+def _detail(text: str, end: int) -> list[str]:
+    """The detail lines under a failure report whose line ends at ``end``: up to ``MAX_DETAIL_LINES``."""
+    out: list[str] = []
+    while end != -1 and len(out) < MAX_DETAIL_LINES:
+        nxt = text.find("\n", end + 1)
+        line = text[end + 1 : nxt if nxt != -1 else len(text)][:300]
+        if not _DETAIL_LINE.match(line):
+            break
+        out.append(line.strip())
+        end = nxt
+    return out
+
+
 class Failures:
     """The lines of the span's check outputs and failed calls that report a failure, with their words
     (read once)."""
@@ -305,8 +328,11 @@ class Failures:
             for a in sorted(starts):
                 b = text.find("\n", a)
                 line = text[a : b if b != -1 else len(text)][:300]
-                if (findings and line.strip()) or _FAILURE_LINE.search(line):
+                if findings and line.strip():
                     self.lines.append((line.strip(), words(line)))
+                elif _FAILURE_LINE.search(line):
+                    line = " ".join([line.strip(), *_detail(text, b)])[:600]
+                    self.lines.append((line, words(line)))
                     if len(self.lines) >= MAX_FAILURE_LINES:
                         return
 

@@ -139,6 +139,69 @@ def test_a_to_do_a_failing_output_calls_for():
     assert g.Failures([('    return fmt.Errorf("failed to open: %w", err)\n', False)]).lines == []
 
 
+@pytest.mark.parametrize(
+    ("output", "todo", "names"),
+    [
+        # GHC: the name is on the line under the report
+        (
+            "[2 of 3] Compiling Lib\nsrc/Lib.hs:14:7: error: [GHC-83865]\n"
+            "    • Couldn't match expected type ‘Int’ with actual type ‘[Char]’\n"
+            "    • In the expression: parseCount raw\n",
+            "Fix the type mismatch in parseCount",
+            ["parseCount"],
+        ),
+        # rustc: the file is on the "-->" line
+        (
+            "error[E0308]: mismatched types\n  --> src/config.rs:4:18\n   |\n4  |     let port: u16 = raw;\n",
+            "Fix the mismatched types error in config.rs",
+            ["config.rs"],
+        ),
+        # MSBuild / dotnet build, a warning the user's build reports
+        (
+            "Program.cs(12,17): warning CS8618: Non-nullable property 'Name' must contain a non-null value "
+            "[/src/App/App.csproj]\nBuild succeeded.\n    1 Warning(s)\n    0 Error(s)\n",
+            "Silence the CS8618 nullable warning on Name in Program.cs",
+            ["Program.cs", "CS8618"],
+        ),
+        # tsc, plain and --pretty
+        (
+            "src/api.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.\n",
+            "Fix the TS2322 error in api.ts",
+            ["api.ts", "TS2322"],
+        ),
+        (
+            "src/api.ts:3:7 - error TS2322: Type 'string' is not assignable to type 'number'.\n",
+            "Fix the TS2322 error in api.ts",
+            ["api.ts", "TS2322"],
+        ),
+        # a compiler's warning and pytest's warning summary
+        (
+            "warning: unused variable: `depth`\n --> src/parse.rs:10:9\n",
+            "Remove the unused variable in parse.rs",
+            ["parse.rs"],
+        ),
+        (
+            "tests/test_io.py::test_read\n  /src/reader.py:8: DeprecationWarning: datetime.utcnow() is deprecated\n",
+            "Fix the utcnow deprecation warning in reader.py",
+            ["reader.py"],
+        ),
+    ],
+)
+def test_a_to_do_compiler_reports_call_for(output, todo, names):
+    failures = g.Failures([(output, False)])
+    assert g.fixing(todo)
+    assert failures.calling_for(words(todo), names), failures.lines
+    assert failures.calling_for(words("Add a Grafana panel for the eviction rate"), ["Grafana"]) is None
+
+
+def test_a_report_s_detail_lines_stop_at_the_first_other_line():
+    text = "src/Lib.hs:14:7: error:\n    • Couldn't match type\nok Lib\n    unrelated indented\n"
+    (line, _), *_ = g.Failures([(text, False)]).lines
+    assert line == "src/Lib.hs:14:7: error: • Couldn't match type"
+    # build output without a report: nothing
+    assert g.Failures([("Build succeeded.\n    0 Warning(s)\n    0 Error(s)\n", False)]).lines == []
+
+
 def test_to_dos_through_the_judge(tmp_path):
     summary = (
         "## Pending Tasks\n"
