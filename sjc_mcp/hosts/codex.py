@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +43,18 @@ def is_injected(text: str) -> bool:
 
 def meaning(items: list[Item]) -> list[Item]:
     """Items given as plain roles (a labelled case's span) as Codex means them: the user-role texts it writes
-    itself (environment, AGENTS.md, permissions) are no one's words."""
-    return [it for it in items if not (it.role == "user" and is_injected(it.content))]
+    itself (environment, AGENTS.md, permissions) are no one's words; a call's output written as Codex's JSON
+    ``{"output", "metadata": {"exit_code"}}`` is its output, failed when the exit code is not 0, as the
+    rollout reader reads it."""
+    out: list[Item] = []
+    for it in items:
+        if it.role == "user" and is_injected(it.content):
+            continue
+        if it.role == "tool_output":
+            text, failed = openai_responses.output_text(it.content)
+            it = replace(it, content=text, is_error=it.is_error or failed)
+        out.append(it)
+    return out
 
 
 def _item(payload: dict[str, Any]) -> Item | None:

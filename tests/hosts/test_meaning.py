@@ -43,6 +43,19 @@ def test_codex_drops_its_environment_and_agents_md() -> None:
     assert users(hosts.meaning("codex", items)) == ["bump the version"]
 
 
+def test_codex_unwraps_its_exec_json_as_the_rollout_reader_does() -> None:
+    ok = json.dumps({"output": "t/parse.t .. ok\nAll tests successful.", "metadata": {"exit_code": 0}})
+    bad = json.dumps({"output": "Can't locate YAML/Tiny.pm in @INC", "metadata": {"exit_code": 2}})
+    plain = "not JSON at all"
+    items = [Item(role="tool_output", content=c, name="shell", call_id=f"c{i}") for i, c in enumerate((ok, bad, plain))]
+    read = hosts.meaning("codex", items)
+    assert [(it.content, it.is_error, it.name, it.call_id) for it in read] == [
+        ("t/parse.t .. ok\nAll tests successful.", False, "shell", "c0"),
+        ("Can't locate YAML/Tiny.pm in @INC", True, "shell", "c1"),
+        ("not JSON at all", False, "shell", "c2"),
+    ]
+
+
 def test_openclaw_drops_its_runtime_context() -> None:
     items = [
         Item(role="user", content="<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nruntime: agent=main\n<<<END>>>"),
