@@ -51,9 +51,9 @@ _FAILURE_LINE = re.compile(
     r"✗|×|✘|not ok\b|\S+\.\w{1,5}:\d+:\d+:\s|\S+\.\w{1,5}:\d+:\s*(?:error|warning)\b|"
     # Python's warnings ("/src/io.py:8: DeprecationWarning: …")
     r"\S+\.\w{1,5}:\d+:\s*\w*(?:Error|Warning):|"
-    r"[\w.]*(?:Error|Exception|Warning):)"
+    r"[\w.]*(?:Error|Exception|Warning):|"
     # MSBuild and tsc ("Program.cs(12,17): error CS0103: …"), tsc --pretty ("src/a.ts:3:7 - error TS2322: …")
-    r"|\S+\(\d+,\d+\):\s*(?:error|warning)\b|\S+\.\w{1,5}:\d+:\d+ - (?:error|warning)\b"
+    r"\S+\(\d+,\d+\):\s*(?:error|warning)\b|\S+\.\w{1,5}:\d+:\d+ - (?:error|warning)\b)"
     r"|\b\d+ (?:failed|failing|errors?)\b|\b[1-9]\d* (?:Error|Warning)\(s\)|\bundefined: |\bcannot find\b|"
     r"\bMerge conflict\b",
 )
