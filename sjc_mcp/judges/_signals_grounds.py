@@ -47,11 +47,13 @@ GENERIC = frozenset(_GENERIC.split())
 # A line of a command's output that reports a failure: a failing test, a compiler or lint error, a merge
 # conflict, an exception. Read from the output of commands (not from files read, where "error" is code).
 _FAILURE_LINE = re.compile(
-    r"^\s*(?:FAIL(?:ED)?\b|ERROR\b|E\s{2,}|(?:error|warning)(?:\[[\w-]+\])?:|fatal:|panic:|Traceback|CONFLICT\b|"
+    r"^\s*(?:FAIL(?:ED)?\b|ERROR\b|WARN(?:ING)?\b|E\s{2,}|!\s|(?:error|warning)(?:\[[\w-]+\])?:|fatal:|panic:|Traceback|CONFLICT\b|"
     r"✗|×|✘|not ok\b|\S+\.\w{1,5}:\d+:\d+:\s|\S+\.\w{1,5}:\d+:\s*(?:error|warning)\b|"
     # Python's warnings ("/src/io.py:8: DeprecationWarning: …")
     r"\S+\.\w{1,5}:\d+:\s*\w*(?:Error|Warning):|"
     r"[\w.]*(?:Error|Exception|Warning):|"
+    # TeX and its packages ("LaTeX Warning: …", "Package biblatex Warning: …", "! LaTeX Error: …" above)
+    r"(?:(?:La)?TeX|Package \S+|Class \S+) (?:Error|Warning):|"
     # MSBuild and tsc ("Program.cs(12,17): error CS0103: …"), tsc --pretty ("src/a.ts:3:7 - error TS2322: …")
     r"\S+\(\d+,\d+\):\s*(?:error|warning)\b|\S+\.\w{1,5}:\d+:\d+ - (?:error|warning)\b)"
     r"|\b\d+ (?:failed|failing|errors?)\b|\b[1-9]\d* (?:Error|Warning)\(s\)|\bundefined: |\bcannot find\b|"
@@ -64,7 +66,7 @@ MAX_DETAIL_LINES = 3
 # what a line must hold to be such a report (each looked for with str.find in the lower-cased output: a
 # line is read only when it holds one), and the lines of a linter's output ("x.go:10:2: message")
 _FAILURE_WORDS = (
-    "fail", "error", "warning", "fatal:", "panic:", "traceback", "conflict", "not ok", "undefined: ",
+    "fail", "error", "warn", "fatal:", "panic:", "traceback", "conflict", "not ok", "undefined: ",
     "cannot find", "exception", "✗", "×", "✘",
 )  # fmt: skip
 # what a linter's output holds when it reports a finding (besides the failure words)
@@ -83,8 +85,6 @@ _FIXING = re.compile(
     re.IGNORECASE,
 )
 MAX_FAILURE_LINES = 4000
-# the kinds of command whose output reports failures a to-do may follow from (besides any failed call)
-REPORTING_KINDS = frozenset({"test", "lint", "build", "merge", "format", "install"})
 # the kinds of completed action whose absence from the span's calls is a reason to delete: a push, a
 # commit, a test run … (an edit or a deletion may be said of code in many words, so not those)
 CHECKED_KINDS = frozenset(

@@ -80,13 +80,15 @@ class Span:
 
     @property
     def failures(self) -> grounds.Failures:
-        """The failure lines of the span's checks and failed calls (read at the first to-do that asks)."""
-        if self._failures is None:  # the outputs of checks (tests, lint, builds, merges) and of failed calls
-            checks = {c.source: c for c in self.calls if not c.ok or c.kinds & grounds.REPORTING_KINDS}
+        """The failure lines of the span's command outputs and failed calls (read at the first to-do that
+        asks). Every command's output is read, not only a check's: a checker the judge has no name for
+        (zizmor, latexmk) reports in the same forms; a file's text is not read (code says "error")."""
+        if self._failures is None:  # a linter's output (its every line a finding) is known by its command
+            linters = {c.source for c in self.calls if "lint" in c.kinds}
             self._failures = grounds.Failures(
-                (s.content, i in checks and "lint" in checks[i].kinds)
+                (s.content, i in linters)
                 for i, s in enumerate(self.sources)
-                if s.kind == "tool_output" and (s.is_error or (i in checks and is_shell_tool(s.name)))
+                if s.kind == "tool_output" and (s.is_error or is_shell_tool(s.name))
             )
         return self._failures
 

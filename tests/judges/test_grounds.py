@@ -185,6 +185,23 @@ def test_a_to_do_a_failing_output_calls_for():
             "Fix the utcnow deprecation warning in reader.py",
             ["reader.py"],
         ),
+        # biber and LaTeX
+        (
+            "INFO - This is Biber 2.19\nWARN - Datamodel: entry 'smith2016' (refs.bib): Invalid field 'howpublished' "
+            "for entrytype 'article'\n",
+            "Fix the `smith2016` entry (howpublished is invalid for an article)",
+            ["smith2016"],
+        ),
+        (
+            "LaTeX Warning: Reference `fig:overview' on page 3 undefined on input line 88.\n",
+            "Fix the undefined fig:overview reference",
+            ["fig:overview"],
+        ),
+        (
+            "! LaTeX Error: File `acmart-tagged.cls' not found.\n",
+            "Fix the missing acmart-tagged.cls class file",
+            ["acmart-tagged.cls"],
+        ),
     ],
 )
 def test_a_to_do_compiler_reports_call_for(output, todo, names):
@@ -192,6 +209,30 @@ def test_a_to_do_compiler_reports_call_for(output, todo, names):
     assert g.fixing(todo)
     assert failures.calling_for(words(todo), names), failures.lines
     assert failures.calling_for(words("Add a Grafana panel for the eviction rate"), ["Grafana"]) is None
+
+
+def test_a_failure_in_any_command_s_output_calls_for_a_to_do(tmp_path):
+    """A checker the judge knows nothing of (zizmor here) reports a finding; the to-do fixing it follows from it."""
+    summary = (
+        "## Pending Tasks\n"
+        "- Fix the zizmor `artipacked` finding: set `persist-credentials: false` on `actions/checkout`.\n"
+        "- Add a Grafana panel for the eviction rate.\n"
+        "\n## Files and Code Sections\n- `.github/workflows/release.yml`: the release workflow\n"
+    )
+    zizmor = (
+        "warning[artipacked]: credential persistence through GitHub Actions artifacts\n"
+        "  --> .github/workflows/release.yml:22:9\n   |\n"
+        "22 |       - uses: actions/checkout@v4 # does not set persist-credentials: false\n"
+        "\n1 finding: 0 unknown, 0 informational, 0 low, 1 medium, 0 high\n"
+    )
+    sources = [
+        user("the release workflow fails on tags, look at it"),
+        bash("zizmor .github/workflows/release.yml", zizmor),
+    ]
+    got = judged(summary, sources, tmp_path)
+    fix = got["Fix the zizmor `artipacked` finding: set `persist-credentials: false` on `actions/checkout`."]
+    assert fix.decision != "prune" and "a failing output may call for" in fix.reason
+    assert got["Add a Grafana panel for the eviction rate."].decision == "prune"
 
 
 def test_a_report_s_detail_lines_stop_at_the_first_other_line():
