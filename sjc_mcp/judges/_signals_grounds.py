@@ -47,13 +47,15 @@ GENERIC = frozenset(_GENERIC.split())
 # A line of a command's output that reports a failure: a failing test, a compiler or lint error, a merge
 # conflict, an exception. Read from the output of commands (not from files read, where "error" is code).
 _FAILURE_LINE = re.compile(
-    r"^\s*(?:FAIL(?:ED)?\b|ERROR\b|WARN(?:ING)?\b|E\s{2,}|!\s|(?:error|warning)(?:\[[\w-]+\])?:|fatal:|panic:|Traceback|CONFLICT\b|"
+    r"^\s*(?:FAIL(?:ED)?\b|ERROR\b|WARN(?:ING)?\b|E\s{2,}|(?:error|warning)(?:\[[\w-]+\])?:|fatal:|panic:|Traceback|"
+    r"CONFLICT\b|"
     r"✗|×|✘|not ok\b|\S+\.\w{1,5}:\d+:\d+:\s|\S+\.\w{1,5}:\d+:\s*(?:error|warning)\b|"
     # Python's warnings ("/src/io.py:8: DeprecationWarning: …")
     r"\S+\.\w{1,5}:\d+:\s*\w*(?:Error|Warning):|"
     r"[\w.]*(?:Error|Exception|Warning):|"
-    # TeX and its packages ("LaTeX Warning: …", "Package biblatex Warning: …", "! LaTeX Error: …" above)
-    r"(?:(?:La)?TeX|Package \S+|Class \S+) (?:Error|Warning):|"
+    # TeX and its packages ("LaTeX Warning: …", "Package biblatex Warning: …", "! LaTeX Error: …")
+    r"!? ?(?:(?:La)?TeX|Package \S+|Class \S+) (?:Error|Warning):|! (?:Undefined control sequence|Missing \S+ inserted|"
+    r"Emergency stop)|"
     # MSBuild and tsc ("Program.cs(12,17): error CS0103: …"), tsc --pretty ("src/a.ts:3:7 - error TS2322: …")
     r"\S+\(\d+,\d+\):\s*(?:error|warning)\b|\S+\.\w{1,5}:\d+:\d+ - (?:error|warning)\b)"
     r"|\b\d+ (?:failed|failing|errors?)\b|\b[1-9]\d* (?:Error|Warning)\(s\)|\bundefined: |\bcannot find\b|"
@@ -67,7 +69,7 @@ MAX_DETAIL_LINES = 3
 # line is read only when it holds one), and the lines of a linter's output ("x.go:10:2: message")
 _FAILURE_WORDS = (
     "fail", "error", "warn", "fatal:", "panic:", "traceback", "conflict", "not ok", "undefined: ",
-    "cannot find", "exception", "✗", "×", "✘",
+    "cannot find", "exception", "✗", "×", "✘", "! ",
 )  # fmt: skip
 # what a linter's output holds when it reports a finding (besides the failure words)
 _LINT_LINE = re.compile(r"^\S+\.\w{1,5}:\d+:\d+:?\s", re.MULTILINE)  # "x.go:10:2: message"
@@ -301,7 +303,7 @@ def _detail(text: str, end: int) -> list[str]:
 
 
 class Failures:
-    """The lines of the span's check outputs and failed calls that report a failure, with their words
+    """The lines of the span's command outputs and failed calls that report a failure, with their words
     (read once)."""
 
     def __init__(self, outputs: Iterable[tuple[str, bool]]) -> None:
@@ -333,8 +335,10 @@ class Failures:
                 elif _FAILURE_LINE.search(line):
                     line = " ".join([line.strip(), *_detail(text, b)])[:600]
                     self.lines.append((line, words(line)))
-                    if len(self.lines) >= MAX_FAILURE_LINES:
-                        return
+                else:
+                    continue
+                if len(self.lines) >= MAX_FAILURE_LINES:
+                    return
 
     def calling_for(self, entry_words: set[str], entry_names: list[str]) -> str | None:
         """A failure line the to-do follows from: it gives one of its names, or two informative words."""

@@ -239,6 +239,10 @@ def test_a_report_s_detail_lines_stop_at_the_first_other_line():
     text = "src/Lib.hs:14:7: error:\n    • Couldn't match type\nok Lib\n    unrelated indented\n"
     (line, _), *_ = g.Failures([(text, False)]).lines
     assert line == "src/Lib.hs:14:7: error: • Couldn't match type"
+    # TeX's own error lines; a Fortran comment that says "error" is none
+    tex = g.Failures([("l.42 \\citep\n! Undefined control sequence.\nl.42 \\citep\n", False)]).lines
+    assert [line for line, _ in tex] == ["! Undefined control sequence."]
+    assert g.Failures([("! returns an error if nx < 2\n", False)]).lines == []
     # build output without a report: nothing
     assert g.Failures([("Build succeeded.\n    0 Warning(s)\n    0 Error(s)\n", False)]).lines == []
 
