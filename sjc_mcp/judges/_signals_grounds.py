@@ -87,6 +87,8 @@ _FIXING = re.compile(
     re.IGNORECASE,
 )
 MAX_FAILURE_LINES = 4000
+MAX_OUTPUT_CHARS = 200_000  # of one output, read for failure lines
+MAX_FAILURE_CHARS = 4_000_000  # of a span's outputs in all, the newest
 # the kinds of completed action whose absence from the span's calls is a reason to delete: a push, a
 # commit, a test run … (an edit or a deletion may be said of code in many words, so not those)
 CHECKED_KINDS = frozenset(
@@ -310,7 +312,7 @@ class Failures:
         """``outputs``: each output's text, and whether it is a linter's (every line a finding)."""
         self.lines: list[tuple[str, set[str]]] = []
         for raw, lint in outputs:
-            text = _output_of(raw[:200_000])
+            text = _output_of(raw[:MAX_OUTPUT_CHARS])
             low = text.lower()
             starts: set[int] = set()
             for w in _FAILURE_WORDS:
@@ -326,7 +328,7 @@ class Failures:
             )
             if findings:
                 starts.add(0)
-                starts.update(m.end() for m in _NEWLINE.finditer(text, 0, min(len(text), 200_000)))
+                starts.update(m.end() for m in _NEWLINE.finditer(text, 0, min(len(text), MAX_OUTPUT_CHARS)))
             for a in sorted(starts):
                 b = text.find("\n", a)
                 line = text[a : b if b != -1 else len(text)][:300]

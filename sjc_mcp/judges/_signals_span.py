@@ -85,11 +85,18 @@ class Span:
         (zizmor, latexmk) reports in the same forms; a file's text is not read (code says "error")."""
         if self._failures is None:  # a linter's output (its every line a finding) is known by its command
             linters = {c.source for c in self.calls if "lint" in c.kinds}
-            self._failures = grounds.Failures(
-                (s.content, i in linters)
-                for i, s in enumerate(self.sources)
-                if s.kind == "tool_output" and (s.is_error or is_shell_tool(s.name))
-            )
+            # the newest outputs, up to MAX_FAILURE_CHARS in all: what is pending follows from the last ones,
+            # and a span of many megabytes of command output is read in bounded time
+            outputs: list[tuple[str, bool]] = []
+            budget = grounds.MAX_FAILURE_CHARS
+            for i in range(len(self.sources) - 1, -1, -1):
+                s = self.sources[i]
+                if s.kind == "tool_output" and (s.is_error or is_shell_tool(s.name)):
+                    outputs.append((s.content, i in linters))
+                    budget -= min(len(s.content), grounds.MAX_OUTPUT_CHARS)
+                    if budget <= 0:
+                        break
+            self._failures = grounds.Failures(reversed(outputs))
         return self._failures
 
     def in_evidence(self, anchor: str, near: Sequence[str] = ()) -> bool:

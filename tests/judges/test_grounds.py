@@ -8,9 +8,10 @@ import pytest
 
 from sjc_mcp import Config, judge_summary
 from sjc_mcp.judges import _signals_grounds as g
+from sjc_mcp.judges._signals_span import Span
 from sjc_mcp.judges._signals_text import words
 from sjc_mcp.judges._signals_values import contradiction, probes, unsourced_counts
-from sjc_mcp.models import Source
+from sjc_mcp.models import JudgeRequest, Source
 
 
 def bash(command: str, output: str, is_error: bool = False) -> Source:
@@ -337,3 +338,26 @@ def test_values_of_differently_qualified_things_do_not_contradict():
     assert (
         contradiction("The branch name keeps 40 chars of the commit hash", ["commit hash: 12 chars kept"]) is not None
     )
+
+
+def test_the_failure_scan_reads_the_newest_outputs_within_its_budget(monkeypatch):
+    """A span of many megabytes of command output is read for failures in bounded time: the newest outputs,
+    up to ``MAX_FAILURE_CHARS`` in all, and never a file's text."""
+    sources = [
+        user("the order totals look wrong"),
+        bash("pytest -q", "FAILED tests/test_orders.py::test_order_total - assert 9 == 10\n1 failed, 40 passed"),
+        Source(kind="tool_output", content="raise ValueError: not a report\n", name="Read", call="Read: a.py"),
+        *(bash(f"ls build{i}", "ok " * 100) for i in range(3)),
+        bash("latexmk", "LaTeX Warning: Citation `knuth84' undefined on input line 12.\n"),
+    ]
+
+    def lines() -> list[str]:
+        return [line for line, _ in Span(JudgeRequest(entries=[], evidence=[], sources=sources)).failures.lines]
+
+    assert lines() == [
+        "FAILED tests/test_orders.py::test_order_total - assert 9 == 10",
+        "1 failed, 40 passed",
+        "LaTeX Warning: Citation `knuth84' undefined on input line 12.",
+    ]
+    monkeypatch.setattr(g, "MAX_FAILURE_CHARS", 500)  # the newest outputs fill it before the test run
+    assert lines() == ["LaTeX Warning: Citation `knuth84' undefined on input line 12."]
