@@ -220,7 +220,7 @@ def _read_toml(path: Path) -> dict:
         return tomllib.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {path}") from None
-    except (IsADirectoryError, NotRegular):
+    except NotRegular:
         raise ConfigError(f"config {path} is not a regular file (a folder, FIFO or device)") from None
     except OSError as exc:
         raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc

@@ -35,8 +35,6 @@ def read_regular_bytes(path: str | os.PathLike[str], what: str, limit: int = MAX
         return read_regular(shown, limit)
     except FileNotFoundError:
         raise InputError(f"{what} file not found: {shown}") from None
-    except IsADirectoryError:
-        raise InputError(f"{what} path is a folder, not a file: {shown}") from None
     except NotRegular as exc:
         if exc.folder:
             raise InputError(f"{what} path is a folder, not a file: {shown}") from None

@@ -30,8 +30,11 @@ def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> byte
     """The bytes of the regular file at ``path``; with a ``limit``, at most ``limit + 1`` of them (a file
     that grows while it is read shows as longer than the limit). ``NotRegular`` or ``TooLarge`` (both
     ``OSError``s) when it is no regular file or is larger than ``limit``; the ``OSError`` of opening or
-    reading it otherwise."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    reading it otherwise (a folder is ``NotRegular`` where the system will not open one, too)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except IsADirectoryError:
+        raise NotRegular(path, folder=True) from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):

@@ -42,8 +42,6 @@ def read_text(path: Path) -> str | None:
         if os.path.islink(path):
             raise InputError(f"{path} is a link to a file that does not exist; fix or remove the link first") from None
         return None
-    except IsADirectoryError:
-        raise InputError(f"{path} is a folder, not a settings file; move it away first") from None
     except NotRegular as exc:
         if exc.folder:
             raise InputError(f"{path} is a folder, not a settings file; move it away first") from None
