@@ -260,7 +260,7 @@ def asked(
         return False
     shared = info & stems(users[-1])
     # the words of one compound name ("stock-sync", "orders_eu") are one thing shared, not several
-    joined = sum(len(shared & stems(c)) - 1 for c in compounds if len(shared & stems(c)) > 1)
+    joined = sum(max(0, len(shared & stems(c)) - 1) for c in compounds)
     return len(shared) - joined >= LAST_SHARED
 
 
@@ -328,7 +328,7 @@ class Failures:
             )
             if findings:
                 starts.add(0)
-                starts.update(m.end() for m in _NEWLINE.finditer(text, 0, min(len(text), MAX_OUTPUT_CHARS)))
+                starts.update(m.end() for m in _NEWLINE.finditer(text))
             for a in sorted(starts):
                 b = text.find("\n", a)
                 line = text[a : b if b != -1 else len(text)][:300]
